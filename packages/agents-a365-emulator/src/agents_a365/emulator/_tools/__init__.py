@@ -1,0 +1,1 @@
+"""The emulated MCP server kinds (tools and their in-memory state)."""

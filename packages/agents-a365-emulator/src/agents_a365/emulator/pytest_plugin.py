@@ -1,0 +1,35 @@
+"""Pytest plugin providing the ``emulator`` fixture.
+
+Registered through the ``pytest11`` entry point of ``agents-a365-emulator``, so any test session in an
+environment where the package is installed can request ``emulator``. The emulator itself is imported lazily
+inside the fixture to keep plugin loading cheap for test sessions that never use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from agents_a365.emulator.emulator import Emulator
+
+try:  # pytest-asyncio registers async fixtures in every mode (auto and strict).
+    import pytest_asyncio
+
+    _async_fixture = pytest_asyncio.fixture
+except ImportError:  # pragma: no cover - without pytest-asyncio async fixtures need another runner
+    _async_fixture = pytest.fixture
+
+
+@_async_fixture
+async def emulator() -> AsyncIterator[Emulator]:
+    """A started :class:`~agents_a365.emulator.Emulator` with the default configuration.
+
+    Function-scoped: every test gets a fresh emulator on a free port, stopped when the test ends.
+    """
+    from agents_a365.emulator.emulator import Emulator
+
+    async with Emulator() as emu:
+        yield emu

@@ -1,0 +1,58 @@
+"""Who the agent is, for URLs and headers."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from .protocols import TurnContextLike
+from .tokens import get_app_id_from_token
+
+__all__ = ["get_application_name", "resolve_agent_identity"]
+
+
+def _is_agentic(activity: Any) -> bool:
+    check = getattr(activity, "is_agentic_request", None)
+    try:
+        return bool(check()) if callable(check) else False
+    except (AttributeError, TypeError):  # a partial activity (no recipient, say) is not agentic
+        return False
+
+
+def resolve_agent_identity(turn_context: TurnContextLike | None, auth_token: str | None) -> str:
+    """The agentic app id used in gateway URLs.
+
+    For an agentic request, the activity's agentic instance id; otherwise the app id
+    (``appid`` > ``azp``) of ``auth_token``; ``""`` when neither is known.
+    """
+    activity = getattr(turn_context, "activity", None) if turn_context is not None else None
+    if activity is not None and _is_agentic(activity):
+        instance_id = activity.get_agentic_instance_id()
+        if instance_id:
+            return str(instance_id)
+    return get_app_id_from_token(auth_token)
+
+
+def get_application_name() -> str | None:
+    """``AGENT365_APPLICATION_NAME``, else the ``[project] name`` of ``./pyproject.toml``."""
+    from_env = os.environ.get("AGENT365_APPLICATION_NAME", "").strip()
+    if from_env:
+        return from_env
+    return _project_name(Path.cwd())
+
+
+@functools.cache
+def _project_name(directory: Path) -> str | None:
+    # Read once per directory: this runs on every request's header build.
+    try:
+        with (directory / "pyproject.toml").open("rb") as fh:
+            name = tomllib.load(fh).get("project", {}).get("name")
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    if isinstance(name, str) and re.fullmatch(r"[A-Za-z0-9._-]+", name):
+        return name
+    return None

@@ -1,0 +1,48 @@
+"""Agent 365 tooling: MCP tool server discovery, per-audience tokens and threat-protection chat history."""
+
+# The extension distributions install ``agents_a365.tooling.extensions.*`` from other
+# directories; extend the package path so editable installs find them too.
+__path__ = __import__("pkgutil").extend_path(__path__, __name__)
+
+from .configuration import ToolingConfiguration
+from .constants import DEFAULT_PLATFORM_ENDPOINT, DEFAULT_PLATFORM_SCOPE, PLATFORM_APP_ID, Headers
+from .errors import (
+    ChatHistorySendError,
+    McpServerConnectionError,
+    TokenAcquisitionError,
+    ToolingError,
+    ToolServerConfigurationError,
+    ToolServerDiscoveryError,
+)
+from .headers import build_request_headers, clean_header_value, resolve_agent_id_header
+from .models import (
+    ChatHistoryMessage,
+    ChatMessageRequest,
+    MCPServerConfig,
+    ToolingManifestEntry,
+    ToolOptions,
+)
+from .service import McpToolServerConfigurationService
+
+__all__ = [
+    "DEFAULT_PLATFORM_ENDPOINT",
+    "DEFAULT_PLATFORM_SCOPE",
+    "PLATFORM_APP_ID",
+    "ChatHistoryMessage",
+    "ChatHistorySendError",
+    "ChatMessageRequest",
+    "Headers",
+    "MCPServerConfig",
+    "McpServerConnectionError",
+    "McpToolServerConfigurationService",
+    "TokenAcquisitionError",
+    "ToolOptions",
+    "ToolServerConfigurationError",
+    "ToolServerDiscoveryError",
+    "ToolingConfiguration",
+    "ToolingError",
+    "ToolingManifestEntry",
+    "build_request_headers",
+    "clean_header_value",
+    "resolve_agent_id_header",
+]

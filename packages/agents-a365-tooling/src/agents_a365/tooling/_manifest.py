@@ -1,0 +1,55 @@
+"""Servers from a local ``ToolingManifest.json`` (development)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from .errors import ToolServerDiscoveryError
+from .models import ToolingManifestEntry
+
+logger = logging.getLogger(__name__)
+
+
+def parse_entries(data: Any, *, source: str) -> list[ToolingManifestEntry]:
+    """Accept ``{"mcpServers": [...]}`` or a bare list; skip entries without a name."""
+    if isinstance(data, dict) and isinstance(data.get("mcpServers"), list):
+        items = data["mcpServers"]
+    elif isinstance(data, list):
+        items = data
+    else:
+        raise ToolServerDiscoveryError(
+            f"{source}: expected a JSON list or an object with an 'mcpServers' list", endpoint=source
+        )
+    entries: list[ToolingManifestEntry] = []
+    for index, item in enumerate(items):
+        try:
+            entry = ToolingManifestEntry.model_validate(item)
+        except ValidationError as exc:
+            logger.warning("%s: skipping server entry %d: %s", source, index, exc.errors()[0]["msg"])
+            continue
+        if entry.name is None:
+            logger.warning("%s: skipping server entry %d without mcpServerName", source, index)
+            continue
+        entries.append(entry)
+    return entries
+
+
+def read_manifest(path: Path) -> list[ToolingManifestEntry]:
+    """Entries of the manifest at ``path``; an empty list when the file does not exist."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        logger.info("no tooling manifest at %s: no MCP servers", path)
+        return []
+    except OSError as exc:
+        raise ToolServerDiscoveryError(f"cannot read {path}: {exc}", endpoint=str(path)) from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ToolServerDiscoveryError(f"{path} is not valid JSON: {exc}", endpoint=str(path)) from exc
+    return parse_entries(data, source=str(path))

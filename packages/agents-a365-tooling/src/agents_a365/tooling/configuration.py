@@ -1,0 +1,112 @@
+"""Tooling settings: environment variables with per-instance overrides."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agents_a365.runtime import RuntimeConfiguration
+from agents_a365.runtime._env import Override, Setting, parse_bool, parse_float, parse_str
+
+from .constants import DEFAULT_PLATFORM_ENDPOINT, DEFAULT_PLATFORM_SCOPE, MANIFEST_FILE_NAME
+
+__all__ = ["ToolingConfiguration"]
+
+
+def _parse_endpoint(value: str) -> str:
+    return value.strip().rstrip("/")
+
+
+def _parse_optional_bool(value: str) -> bool | None:
+    return parse_bool(value)
+
+
+class ToolingConfiguration(RuntimeConfiguration):
+    """Settings of the tooling package.
+
+    ======================================  ==========================================  ==========
+    attribute                               environment variable                        default
+    ======================================  ==========================================  ==========
+    ``mcp_platform_endpoint``               ``MCP_PLATFORM_ENDPOINT``                   ``https://agent365.svc.cloud.microsoft``
+    ``mcp_platform_authentication_scope``   ``MCP_PLATFORM_AUTHENTICATION_SCOPE``       ``ea9ffc3e-…/.default``
+    ``use_tooling_manifest``                ``A365_USE_TOOLING_MANIFEST``               development environment
+    ``manifest_path``                       ``A365_TOOLING_MANIFEST``                   ``./ToolingManifest.json``
+    ``request_timeout``                     ``A365_REQUEST_TIMEOUT``                    10 s
+    ``chat_history_timeout``                ``A365_CHAT_HISTORY_TIMEOUT``               10 s
+    ``chat_history_max_attempts``           ``A365_CHAT_HISTORY_MAX_ATTEMPTS``          3
+    ``allow_insecure_http``                 ``A365_ALLOW_INSECURE_HTTP``                false
+    ``discovery_cache_ttl``                 ``A365_DISCOVERY_CACHE_TTL``                300 s
+    ``token_expiry_skew``                   ``A365_TOKEN_EXPIRY_SKEW``                  120 s
+    ``max_connections``                     ``A365_MAX_CONNECTIONS``                    100
+    ======================================  ==========================================  ==========
+
+    ``use_tooling_manifest`` unset means "use the manifest in a development environment"
+    (``PYTHON_ENVIRONMENT``/``ENVIRONMENT``/``ASPNETCORE_ENVIRONMENT``/``DOTNET_ENVIRONMENT``,
+    default ``Development``) and the tooling gateway otherwise.
+    """
+
+    mcp_platform_endpoint = Setting("MCP_PLATFORM_ENDPOINT", DEFAULT_PLATFORM_ENDPOINT, _parse_endpoint)
+    mcp_platform_authentication_scope = Setting(
+        "MCP_PLATFORM_AUTHENTICATION_SCOPE", DEFAULT_PLATFORM_SCOPE, parse_str
+    )
+    _use_tooling_manifest = Setting[bool | None]("A365_USE_TOOLING_MANIFEST", None, _parse_optional_bool)
+    manifest_path = Setting[Path](
+        "A365_TOOLING_MANIFEST", Path(MANIFEST_FILE_NAME), lambda v: Path(v.strip())
+    )
+    request_timeout = Setting("A365_REQUEST_TIMEOUT", 10.0, parse_float)
+    chat_history_timeout = Setting("A365_CHAT_HISTORY_TIMEOUT", 10.0, parse_float)
+    chat_history_max_attempts = Setting("A365_CHAT_HISTORY_MAX_ATTEMPTS", 3, lambda v: int(v.strip()))
+    allow_insecure_http = Setting("A365_ALLOW_INSECURE_HTTP", False, parse_bool)
+    discovery_cache_ttl = Setting("A365_DISCOVERY_CACHE_TTL", 300.0, parse_float)
+    token_expiry_skew = Setting("A365_TOKEN_EXPIRY_SKEW", 120.0, parse_float)
+    max_connections = Setting("A365_MAX_CONNECTIONS", 100, lambda v: int(v.strip()))
+
+    def __init__(
+        self,
+        *,
+        mcp_platform_endpoint: Override[str] | None = None,
+        mcp_platform_authentication_scope: Override[str] | None = None,
+        use_tooling_manifest: Override[bool] | None = None,
+        manifest_path: Override[Path | str] | None = None,
+        request_timeout: Override[float] | None = None,
+        chat_history_timeout: Override[float] | None = None,
+        chat_history_max_attempts: Override[int] | None = None,
+        allow_insecure_http: Override[bool] | None = None,
+        discovery_cache_ttl: Override[float] | None = None,
+        token_expiry_skew: Override[float] | None = None,
+        max_connections: Override[int] | None = None,
+        cluster_category: Override[str] | None = None,
+        environment: Override[str] | None = None,
+    ) -> None:
+        super().__init__(cluster_category=cluster_category, environment=environment)
+        if isinstance(manifest_path, str):
+            manifest_path = Path(manifest_path)
+        self._set_overrides(
+            mcp_platform_endpoint=mcp_platform_endpoint,
+            mcp_platform_authentication_scope=mcp_platform_authentication_scope,
+            _use_tooling_manifest=use_tooling_manifest,
+            manifest_path=manifest_path,
+            request_timeout=request_timeout,
+            chat_history_timeout=chat_history_timeout,
+            chat_history_max_attempts=chat_history_max_attempts,
+            allow_insecure_http=allow_insecure_http,
+            discovery_cache_ttl=discovery_cache_ttl,
+            token_expiry_skew=token_expiry_skew,
+            max_connections=max_connections,
+        )
+
+    @property
+    def use_tooling_manifest(self) -> bool:
+        explicit = self._use_tooling_manifest
+        return self.is_development if explicit is None else explicit
+
+    @property
+    def platform_audience(self) -> str:
+        """The audience of the platform scope (the scope without its last ``/segment``)."""
+        scope = self.mcp_platform_authentication_scope
+        return scope.rsplit("/", 1)[0] if "/" in scope else scope
+
+    def __repr__(self) -> str:
+        return (
+            f"ToolingConfiguration(mcp_platform_endpoint={self.mcp_platform_endpoint!r}, "
+            f"use_tooling_manifest={self.use_tooling_manifest!r}, environment={self.environment!r})"
+        )

@@ -1,0 +1,86 @@
+"""The one header builder behind every outgoing request."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+from agents_a365.runtime import TurnContextLike, get_agent_id_from_token, get_application_name
+from agents_a365.runtime import get_user_agent_header as _user_agent
+
+from .constants import Headers
+
+__all__ = ["build_request_headers", "clean_header_value", "resolve_agent_id_header"]
+
+# CR/LF would split a header (injection); other control characters are invalid in values.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def clean_header_value(value: object) -> str:
+    """The value with control characters (CR, LF, NUL, …) removed and whitespace trimmed."""
+    return _CONTROL.sub("", str(value)).strip()
+
+
+def _activity(turn_context: TurnContextLike | None) -> Any:
+    return getattr(turn_context, "activity", None) if turn_context is not None else None
+
+
+def resolve_agent_id_header(turn_context: TurnContextLike | None, identity_token: str | None) -> str | None:
+    """``x-ms-agentid``: the sender's agentic app blueprint id, then token claims, then the app name."""
+    sender = getattr(_activity(turn_context), "from_property", None)
+    blueprint = getattr(sender, "agentic_app_blueprint_id", None)
+    if isinstance(blueprint, str) and blueprint.strip():
+        return blueprint
+    return get_agent_id_from_token(identity_token) or get_application_name()
+
+
+def _channel_parts(turn_context: TurnContextLike | None) -> tuple[str | None, str | None]:
+    channel_id = getattr(_activity(turn_context), "channel_id", None)
+    if channel_id is None:
+        return None, None
+    # hosting-core's ChannelId is a str subclass exposing .channel/.sub_channel; a plain
+    # string gets the same "channel:sub_channel" split.
+    channel = getattr(channel_id, "channel", None)
+    if channel is not None:
+        return channel, getattr(channel_id, "sub_channel", None)
+    channel, _, sub_channel = str(channel_id).partition(":")
+    return channel, sub_channel or None
+
+
+def build_request_headers(
+    turn_context: TurnContextLike | None,
+    *,
+    auth_token: str | None = None,
+    identity_token: str | None = None,
+    orchestrator_name: str | None = None,
+    correlation_id: bool = False,
+) -> dict[str, str]:
+    """Headers for a request to the platform.
+
+    ``auth_token`` is sent as ``Authorization: Bearer``; ``identity_token`` (default:
+    ``auth_token``) is only read for the ``x-ms-agentid`` claims and never sent. With
+    ``correlation_id``, ``x-ms-correlation-id`` carries the activity id (else a new uuid).
+    Every value is stripped of control characters; empty values are left out.
+    """
+    headers: dict[str, str] = {}
+
+    def put(name: str, value: object) -> None:
+        if value is None:
+            return
+        cleaned = clean_header_value(value)
+        if cleaned:
+            headers[name] = cleaned
+
+    if auth_token:
+        put(Headers.AUTHORIZATION, f"Bearer {auth_token}")
+    put(Headers.USER_AGENT, _user_agent(orchestrator_name))
+    put(Headers.AGENT_ID, resolve_agent_id_header(turn_context, identity_token or auth_token))
+    channel, sub_channel = _channel_parts(turn_context)
+    put(Headers.CHANNEL_ID, channel)
+    put(Headers.SUBCHANNEL_ID, sub_channel)
+    if correlation_id:
+        activity_id = getattr(_activity(turn_context), "id", None)
+        put(Headers.CORRELATION_ID, activity_id or str(uuid.uuid4()))
+        headers.setdefault(Headers.CORRELATION_ID, str(uuid.uuid4()))
+    return headers

@@ -1,0 +1,104 @@
+"""Wire models: snake_case in Python, camelCase on the wire."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+from pydantic.alias_generators import to_camel
+
+from ._redact import redact_headers
+
+__all__ = [
+    "ChatHistoryMessage",
+    "ChatMessageRequest",
+    "MCPServerConfig",
+    "ToolOptions",
+    "ToolingManifestEntry",
+]
+
+
+class _WireModel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+
+class ToolOptions(_WireModel):
+    """Per-call options; ``orchestrator_name`` ends up in ``User-Agent``."""
+
+    orchestrator_name: str | None = None
+
+
+class MCPServerConfig(_WireModel):
+    """One MCP tool server, ready to connect: ``headers`` carry its own ``Authorization``."""
+
+    mcp_server_name: str
+    mcp_server_unique_name: str | None = None
+    url: str
+    headers: dict[str, str] = Field(default_factory=dict, repr=False)
+    audience: str | None = None
+    scope: str | None = None
+    publisher: str | None = None
+
+    def __repr_args__(self) -> Any:
+        yield from super().__repr_args__()
+        yield "headers", redact_headers(self.headers)
+
+    @property
+    def name(self) -> str:
+        return self.mcp_server_name
+
+
+class ToolingManifestEntry(_WireModel):
+    """An entry of ``ToolingManifest.json`` or of the gateway's answer."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="ignore")
+
+    mcp_server_name: str | None = None
+    mcp_server_unique_name: str | None = None
+    url: str | None = None
+    audience: str | None = None
+    scope: str | None = None
+    publisher: str | None = None
+
+    @field_validator("audience", "scope", mode="before")
+    @classmethod
+    def _null_words(cls, value: Any) -> Any:
+        # The gateway writes absent values as "default" (audience) or "null" (scope).
+        if isinstance(value, str) and value.strip().lower() in {"", "null", "default"}:
+            return None
+        return value
+
+    @property
+    def name(self) -> str | None:
+        for candidate in (self.mcp_server_name, self.mcp_server_unique_name):
+            if candidate and candidate.strip():
+                return candidate.strip()
+        return None
+
+
+def _utc_iso(value: datetime) -> str:
+    aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    return aware.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+class ChatHistoryMessage(_WireModel):
+    """One message of the conversation sent to threat protection."""
+
+    id: str = Field(min_length=1)
+    role: str = Field(min_length=1)
+    content: str
+    timestamp: datetime
+
+    @field_serializer("timestamp")
+    def _serialize_timestamp(self, value: datetime) -> str:
+        return _utc_iso(value)
+
+
+class ChatMessageRequest(_WireModel):
+    """The body of ``POST /agents/real-time-threat-protection/chat-message``."""
+
+    conversation_id: str = Field(min_length=1)
+    message_id: str = Field(min_length=1)
+    user_message: str = Field(min_length=1)
+    chat_history: list[ChatHistoryMessage]
