@@ -1,1 +1,27 @@
-"""LangChain extension."""
+"""Agent 365 tooling for LangChain and LangGraph agents.
+
+- :class:`McpToolRegistrationService`: MCP tools for ``create_agent`` agents, custom graphs
+  and ``bind_tools`` loops; chat history to real-time threat protection at four levels.
+- :class:`TurnIdentity` / :func:`turn_identity`: the turn's identity as runtime context.
+- :func:`convert_messages`: LangChain messages -> ``ChatHistoryMessage``.
+"""
+
+from ._conversion import convert_messages, extract_text, map_role
+from ._identity import TurnIdentity, turn_identity
+from ._naming import resolve_tool_names
+from ._toolset import AgentFactory, McpToolset
+from .service import ORCHESTRATOR_NAME, McpToolRegistrationService, StateGraphLike
+
+__all__ = [
+    "ORCHESTRATOR_NAME",
+    "AgentFactory",
+    "McpToolRegistrationService",
+    "McpToolset",
+    "StateGraphLike",
+    "TurnIdentity",
+    "convert_messages",
+    "extract_text",
+    "map_role",
+    "resolve_tool_names",
+    "turn_identity",
+]

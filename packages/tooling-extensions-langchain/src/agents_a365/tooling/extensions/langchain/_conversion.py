@@ -1,0 +1,180 @@
+"""LangChain messages -> :class:`ChatHistoryMessage` (pure functions, no I/O).
+
+Never raises except the documented ``ValueError``s of :func:`convert_messages` (``messages is
+required``, ``messages must be a sequence of messages``, ``limit must be a non-negative integer``):
+a message that cannot be converted is skipped and logged, the others are kept.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from agents_a365.tooling import ChatHistoryMessage
+
+__all__ = ["DEFAULT_ROLE", "ROLE_BY_TYPE", "convert_message", "convert_messages", "extract_text", "map_role"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_ROLE = "user"
+
+# ``BaseMessage.type`` -> role sent to threat protection. Chunk classes report their class
+# name as ``type`` (``AIMessageChunk``), normalised to the same keys by ``_type_key``.
+ROLE_BY_TYPE: Mapping[str, str] = {
+    "human": "user",
+    "ai": "assistant",
+    "system": "system",
+    "tool": "tool",
+    "function": "function",
+}
+
+_CHUNK_TYPES: Mapping[str, str] = {
+    "aimessagechunk": "ai",
+    "humanmessagechunk": "human",
+    "systemmessagechunk": "system",
+    "toolmessagechunk": "tool",
+    "functionmessagechunk": "function",
+    "chatmessagechunk": "chat",
+}
+
+
+def _type_key(message: Any) -> str | None:
+    value = getattr(message, "type", None)
+    if not isinstance(value, str):
+        return None
+    key = value.strip().lower()
+    return _CHUNK_TYPES.get(key, key)
+
+
+def map_role(message: Any) -> str:
+    """The role of ``message``: human->user, ai->assistant, system, tool, function,
+    chat->its own ``role``, anything else->user."""
+    key = _type_key(message)
+    if key == "chat":
+        role = getattr(message, "role", None)
+        if isinstance(role, str) and role.strip():
+            return role.strip()
+        return DEFAULT_ROLE
+    if key is None:
+        return DEFAULT_ROLE
+    return ROLE_BY_TYPE.get(key, DEFAULT_ROLE)
+
+
+def _text_accessor(message: Any) -> str | None:
+    try:
+        value = getattr(message, "text", None)
+        if callable(value) and not isinstance(value, str):
+            value = value()
+    except Exception:  # content shapes the accessor does not expect: fall through
+        return None
+    return str(value) if isinstance(value, str) else None
+
+
+def _part_text(part: Any) -> str | None:
+    if isinstance(part, str):
+        return part
+    if isinstance(part, Mapping):
+        if part.get("type", "text") == "text":
+            text = part.get("text")
+            return text if isinstance(text, str) else None
+        return None
+    text = getattr(part, "text", None)
+    return text if isinstance(text, str) else None
+
+
+def extract_text(message: Any) -> str | None:
+    """The text of ``message``, or ``None`` when it has none.
+
+    Order: the ``text`` accessor, then string ``content``, then the text parts of list
+    ``content`` joined by one space. Whitespace-only text counts as no text.
+    """
+    text = _text_accessor(message)
+    if text is not None and text.strip():
+        return text
+    content = getattr(message, "content", None)
+    if isinstance(content, str):
+        return content if content.strip() else None
+    if isinstance(content, Iterable) and not isinstance(content, bytes | bytearray | Mapping):
+        parts = [t for t in (_part_text(p) for p in content) if t is not None and t.strip()]
+        if parts:
+            return " ".join(parts)
+    return None
+
+
+def _message_id(message: Any) -> str:
+    value = getattr(message, "id", None)
+    if isinstance(value, str) and value.strip():
+        return value
+    return str(uuid.uuid4())
+
+
+def convert_message(message: Any, timestamp: datetime | None = None) -> ChatHistoryMessage | None:
+    """One message, or ``None`` when it has no text. May raise for exotic objects; use
+    :func:`convert_messages` for the never-raising batch form."""
+    text = extract_text(message)
+    if text is None:
+        return None
+    # Every field is a known-valid string/datetime here: skip pydantic validation (hot path).
+    return ChatHistoryMessage.model_construct(
+        id=_message_id(message),
+        role=map_role(message),
+        content=text,
+        timestamp=timestamp if timestamp is not None else datetime.now(UTC),
+    )
+
+
+def _check_limit(limit: Any) -> int | None:
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise ValueError("limit must be a non-negative integer")
+    return limit
+
+
+def convert_messages(messages: Any, limit: int | None = None) -> list[ChatHistoryMessage]:
+    """Convert ``messages`` (oldest first), keeping the ``limit`` most recent convertible ones.
+
+    Messages without text, and messages whose conversion fails, are skipped (one warning
+    per call summarises them); the rest keep their order. Existing ids are kept, others
+    get a uuid4; every message is stamped with the current UTC time.
+    """
+    if messages is None:
+        raise ValueError("messages is required")
+    if isinstance(messages, str | bytes | bytearray | Mapping) or not isinstance(messages, Iterable):
+        raise ValueError("messages must be a sequence of messages")
+    wanted = _check_limit(limit)
+    try:
+        items = list(messages)
+    except Exception as exc:
+        raise ValueError("messages must be a sequence of messages") from exc
+    if wanted == 0:
+        return []
+    now = datetime.now(UTC)
+    converted: list[ChatHistoryMessage] = []
+    skipped_empty = 0
+    skipped_failed = 0
+    # Walk newest -> oldest so a small limit over a long history converts only what it keeps.
+    for message in reversed(items):
+        try:
+            result = convert_message(message, now)
+        except Exception as exc:
+            skipped_failed += 1
+            logger.debug("skipping a message that failed conversion: %s", type(exc).__name__)
+            continue
+        if result is None:
+            skipped_empty += 1
+            continue
+        converted.append(result)
+        if wanted is not None and len(converted) >= wanted:
+            break
+    if skipped_empty or skipped_failed:
+        logger.warning(
+            "chat history: skipped %d message(s) without text and %d that failed conversion",
+            skipped_empty,
+            skipped_failed,
+        )
+    converted.reverse()
+    return converted

@@ -1,0 +1,70 @@
+"""The MCP tools of one turn, and how they join an agent's own tools."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.tools import BaseTool
+
+from agents_a365.tooling import MCPServerConfig
+from langchain.agents import create_agent
+
+from ._naming import resolve_tool_names
+
+__all__ = ["AgentFactory", "McpToolset", "build_agent"]
+
+AgentFactory = Callable[..., Any]
+"""Builds an agent from ``create_agent`` keyword arguments (default: ``langchain.agents.create_agent``)."""
+
+
+class McpToolset:
+    """The MCP tools discovered for a turn, grouped by server.
+
+    Tools from :meth:`McpToolRegistrationService.mcp_tools` use the turn's open sessions and
+    are valid only inside its ``async with`` block; tools from ``get_mcp_tools`` and
+    ``add_tool_servers_to_agent`` open a session per call.
+    """
+
+    __slots__ = ("_by_server", "servers")
+
+    def __init__(self, servers: Sequence[MCPServerConfig], tools_by_server: Mapping[str, Sequence[BaseTool]]):
+        self.servers: tuple[MCPServerConfig, ...] = tuple(servers)
+        self._by_server = {name: tuple(tools) for name, tools in tools_by_server.items()}
+
+    @property
+    def tools_by_server(self) -> Mapping[str, tuple[BaseTool, ...]]:
+        """Each server's tools under their MCP names (before clash resolution)."""
+        return dict(self._by_server)
+
+    def tools(self, existing_tools: Sequence[Any] = ()) -> list[BaseTool]:
+        """The MCP tools, renamed where needed so none clashes with ``existing_tools`` or another server's."""
+        return resolve_tool_names(existing_tools, self._by_server)
+
+    def merge(self, existing_tools: Sequence[Any] | None = None) -> list[Any]:
+        """``existing_tools`` (unchanged, first) followed by the MCP tools, names unique."""
+        existing = list(existing_tools or ())
+        return [*existing, *self.tools(existing)]
+
+    def create_agent(
+        self, agent_options: Mapping[str, Any], *, agent_factory: AgentFactory = create_agent
+    ) -> Any:
+        """``agent_factory(**agent_options)`` with the MCP tools merged into ``agent_options["tools"]``."""
+        return build_agent(self, agent_options, agent_factory)
+
+    def __len__(self) -> int:
+        return sum(len(tools) for tools in self._by_server.values())
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{name}={len(tools)}" for name, tools in self._by_server.items())
+        return f"McpToolset({counts})"
+
+
+def build_agent(toolset: McpToolset, agent_options: Mapping[str, Any], agent_factory: AgentFactory) -> Any:
+    if not isinstance(agent_options, Mapping):
+        raise ValueError("agent_options is required (the keyword arguments of create_agent)")
+    if agent_factory is None:
+        raise ValueError("agent_factory is required")
+    options = dict(agent_options)
+    options["tools"] = toolset.merge(options.get("tools"))
+    return agent_factory(**options)

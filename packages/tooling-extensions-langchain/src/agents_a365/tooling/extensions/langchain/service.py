@@ -1,0 +1,283 @@
+"""MCP tool registration for LangChain agents and threat-protection chat history."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Protocol, Self
+
+from langchain_core.chat_history import BaseChatMessageHistory
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+
+from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextLike, validate_token
+from agents_a365.tooling import (
+    ChatHistoryMessage,
+    MCPServerConfig,
+    McpToolServerConfigurationService,
+    ToolingConfiguration,
+    ToolOptions,
+)
+from langchain.agents import create_agent
+
+from ._connections import build_client, load_tools_per_call, open_sessions
+from ._conversion import convert_messages
+from ._toolset import AgentFactory, McpToolset, build_agent
+
+__all__ = ["ORCHESTRATOR_NAME", "McpToolRegistrationService", "StateGraphLike"]
+
+logger = logging.getLogger(__name__)
+
+ORCHESTRATOR_NAME = "LangChain"
+
+
+class StateGraphLike(Protocol):
+    """A compiled LangGraph graph (``CompiledStateGraph``, ``create_agent``'s result): only
+    ``aget_state`` is called."""
+
+    async def aget_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> Any: ...
+
+
+def _require(value: Any, name: str) -> None:
+    if value is None:
+        raise ValueError(f"{name} is required")
+
+
+def _strip_bearer(token: str) -> str:
+    token = token.strip()
+    return token[7:].strip() if token[:7].lower() == "bearer " else token
+
+
+class McpToolRegistrationService:
+    """Gives LangChain agents the MCP tools of Agent 365 and sends chat history to threat protection.
+
+    Long-lived: keep one per process (it reuses the tooling service's HTTP connections and
+    its discovery/token caches). Use it as an async context manager or call :meth:`aclose`;
+    it closes the configuration service only when it created it.
+    """
+
+    def __init__(
+        self,
+        configuration_service: McpToolServerConfigurationService | None = None,
+        *,
+        configuration: ToolingConfiguration | None = None,
+    ) -> None:
+        if configuration_service is not None and configuration is not None:
+            raise ValueError("pass configuration_service or configuration, not both")
+        self._owns_service = configuration_service is None
+        self.configuration_service = configuration_service or McpToolServerConfigurationService(configuration)
+
+    @property
+    def configuration(self) -> ToolingConfiguration:
+        return self.configuration_service.configuration
+
+    async def aclose(self) -> None:
+        if self._owns_service:
+            await self.configuration_service.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"McpToolRegistrationService({self.configuration_service!r})"
+
+    # -- discovery ---------------------------------------------------------------------------
+    def _options(self, tool_options: ToolOptions | None) -> ToolOptions:
+        if tool_options is None:
+            return ToolOptions(orchestrator_name=ORCHESTRATOR_NAME)
+        if tool_options.orchestrator_name is None:
+            return tool_options.model_copy(update={"orchestrator_name": ORCHESTRATOR_NAME})
+        return tool_options
+
+    async def _servers(
+        self,
+        authorization: AuthorizationLike | None,
+        auth_handler_name: str | None,
+        turn_context: TurnContextLike,
+        auth_token: str | None,
+        tool_options: ToolOptions | None,
+    ) -> list[MCPServerConfig]:
+        _require(turn_context, "turn_context")
+        if auth_token is not None:
+            # Fail fast on a malformed or expired token, before any request carries it.
+            auth_token = _strip_bearer(auth_token)
+            validate_token(auth_token)
+        return await self.configuration_service.list_tool_servers(
+            turn_context, authorization, auth_handler_name, auth_token, options=self._options(tool_options)
+        )
+
+    # -- tools -------------------------------------------------------------------------------
+    @contextlib.asynccontextmanager
+    async def mcp_tools(
+        self,
+        authorization: AuthorizationLike | None,
+        auth_handler_name: str | None,
+        turn_context: TurnContextLike,
+        auth_token: str | None = None,
+        *,
+        tool_options: ToolOptions | None = None,
+    ) -> AsyncIterator[McpToolset]:
+        """The turn's MCP tools over one open session per server (the fast path).
+
+        Discovers once, opens every server's session concurrently, and closes them all when
+        the block exits (also on error or cancellation). The tools are valid only inside::
+
+            async with service.mcp_tools(authorization, "agentic", turn_context) as toolset:
+                agent = toolset.create_agent({"model": model, "tools": my_tools})
+                result = await agent.ainvoke({"messages": [...]}, context=turn_identity(turn_context))
+
+        Raises ``McpServerConnectionError`` when a server cannot be reached, and the tooling
+        service's errors (``ToolServerDiscoveryError``, ``TokenAcquisitionError``, ``ValueError``).
+        """
+        servers = await self._servers(
+            authorization, auth_handler_name, turn_context, auth_token, tool_options
+        )
+        client = build_client(servers, self.configuration.request_timeout)
+        async with open_sessions(client, servers) as tools_by_server:
+            yield McpToolset(servers, tools_by_server)
+
+    async def get_mcp_toolset(
+        self,
+        authorization: AuthorizationLike | None,
+        auth_handler_name: str | None,
+        turn_context: TurnContextLike,
+        auth_token: str | None = None,
+        *,
+        tool_options: ToolOptions | None = None,
+    ) -> McpToolset:
+        """The turn's MCP tools, each opening its own MCP session per call (nothing to close)."""
+        servers = await self._servers(
+            authorization, auth_handler_name, turn_context, auth_token, tool_options
+        )
+        client = build_client(servers, self.configuration.request_timeout)
+        return McpToolset(servers, await load_tools_per_call(client, servers))
+
+    async def get_mcp_tools(
+        self,
+        authorization: AuthorizationLike | None,
+        auth_handler_name: str | None,
+        turn_context: TurnContextLike,
+        auth_token: str | None = None,
+        *,
+        existing_tools: Sequence[Any] = (),
+        tool_options: ToolOptions | None = None,
+    ) -> list[BaseTool]:
+        """The MCP tools as LangChain tools, for custom graphs and ``bind_tools`` loops.
+
+        Names are made unique against ``existing_tools`` and across servers (see the README's
+        name-clash rule). Each tool opens an MCP session per call; use :meth:`mcp_tools` to
+        share one session per server within a turn.
+        """
+        toolset = await self.get_mcp_toolset(
+            authorization, auth_handler_name, turn_context, auth_token, tool_options=tool_options
+        )
+        return toolset.tools(existing_tools)
+
+    async def add_tool_servers_to_agent(
+        self,
+        authorization: AuthorizationLike | None,
+        auth_handler_name: str | None,
+        turn_context: TurnContextLike,
+        auth_token: str | None = None,
+        *,
+        agent_options: Mapping[str, Any],
+        agent_factory: AgentFactory = create_agent,
+        tool_options: ToolOptions | None = None,
+    ) -> Any:
+        """A new agent: ``agent_factory(**agent_options)`` with the MCP tools added to ``tools``.
+
+        ``agent_options`` are the keyword arguments of ``langchain.agents.create_agent``
+        (``model``, ``tools``, ``system_prompt``, ``middleware``, ``checkpointer``,
+        ``context_schema``, …); every option is passed through unchanged except ``tools``, which
+        becomes the agent's own tools followed by the MCP tools (names unique). Each MCP tool
+        opens a session per call; prefer :meth:`mcp_tools` + ``toolset.create_agent`` per turn.
+        """
+        if not isinstance(agent_options, Mapping):
+            raise ValueError("agent_options is required (the keyword arguments of create_agent)")
+        toolset = await self.get_mcp_toolset(
+            authorization, auth_handler_name, turn_context, auth_token, tool_options=tool_options
+        )
+        return build_agent(toolset, agent_options, agent_factory)
+
+    # -- chat history ------------------------------------------------------------------------
+    async def send_chat_history(
+        self,
+        turn_context: TurnContextLike,
+        graph: StateGraphLike,
+        config: RunnableConfig,
+        limit: int | None = None,
+        tool_options: ToolOptions | None = None,
+    ) -> OperationResult:
+        """Level 1: the messages of ``graph``'s state for ``config`` (e.g. a checkpointer's
+        ``thread_id``). A failing ``aget_state`` gives a failed result."""
+        _require(turn_context, "turn_context")
+        _require(graph, "graph")
+        _require(config, "config")
+        try:
+            snapshot = await graph.aget_state(config)
+        except Exception as exc:
+            logger.warning("chat history: reading the graph state failed: %s", type(exc).__name__)
+            return OperationResult.failed(exc)
+        return await self.send_chat_history_from_state(turn_context, snapshot, limit, tool_options)
+
+    async def send_chat_history_from_state(
+        self,
+        turn_context: TurnContextLike,
+        state_snapshot: Any,
+        limit: int | None = None,
+        tool_options: ToolOptions | None = None,
+    ) -> OperationResult:
+        """Level 2: ``state_snapshot.values["messages"]`` of a LangGraph ``StateSnapshot``."""
+        _require(turn_context, "turn_context")
+        _require(state_snapshot, "state_snapshot")
+        values = getattr(state_snapshot, "values", None)
+        messages = (
+            values.get("messages") if isinstance(values, Mapping) else getattr(values, "messages", None)
+        )
+        if messages is None:
+            raise ValueError("state_snapshot must contain messages")
+        return await self.send_chat_history_from_messages(turn_context, messages, limit, tool_options)
+
+    async def send_chat_history_from_chat_history(
+        self,
+        turn_context: TurnContextLike,
+        chat_history: BaseChatMessageHistory,
+        limit: int | None = None,
+        tool_options: ToolOptions | None = None,
+    ) -> OperationResult:
+        """Level 3: the messages of any ``BaseChatMessageHistory`` (``aget_messages``); a failing
+        store gives a failed result."""
+        _require(turn_context, "turn_context")
+        _require(chat_history, "chat_history")
+        try:
+            messages = await chat_history.aget_messages()
+        except Exception as exc:
+            logger.warning("chat history: reading the message history failed: %s", type(exc).__name__)
+            return OperationResult.failed(exc)
+        return await self.send_chat_history_from_messages(turn_context, messages, limit, tool_options)
+
+    async def send_chat_history_from_messages(
+        self,
+        turn_context: TurnContextLike,
+        messages: Sequence[Any],
+        limit: int | None = None,
+        tool_options: ToolOptions | None = None,
+    ) -> OperationResult:
+        """Level 4: convert LangChain messages and send them (``limit``: the most recent N).
+
+        Always sends, even an empty list (threat protection registers the user message from
+        it). Remote failures come back as a failed result; bad arguments raise ``ValueError``.
+        """
+        _require(turn_context, "turn_context")
+        _require(messages, "messages")
+        history: list[ChatHistoryMessage] = convert_messages(messages, limit)
+        return await self.configuration_service.send_chat_history(
+            turn_context, history, options=self._options(tool_options)
+        )

@@ -1,0 +1,131 @@
+"""Concurrent, leak-free connection of a set of MCP servers (built on the SDK's ``MCPServerManager``)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Self
+
+from agents.mcp import MCPServer, MCPServerManager, MCPServerStreamableHttp
+
+from agents_a365.tooling import MCPServerConfig, McpServerConnectionError
+
+__all__ = ["McpServerConnections"]
+
+logger = logging.getLogger(__name__)
+
+# Token-shaped text inside foreign error messages (defence in depth: the SDK redacts too).
+_JWT = re.compile(r"eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
+_BEARER = re.compile(r"(?i)(bearer\s+)[^\s,;\"']+")
+
+
+def _describe(exc: BaseException) -> str:
+    # anyio task groups wrap the real failure in exception groups.
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = _BEARER.sub(r"\1<redacted>", _JWT.sub("<redacted-token>", str(exc)))
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class McpServerConnections:
+    """The MCP servers connected for one agent (one turn): close them with :meth:`aclose`.
+
+    Connects every server concurrently, each in its own worker task (the SDK's
+    ``MCPServerManager(connect_in_parallel=True)``), so ``connect``/``cleanup`` of a server run
+    in the same task as the MCP transport requires, whichever task calls :meth:`aclose`.
+    """
+
+    def __init__(
+        self,
+        servers: Sequence[tuple[MCPServerConfig, MCPServerStreamableHttp]],
+        *,
+        connect_timeout: float,
+        cleanup_timeout: float,
+    ) -> None:
+        self._configs: dict[MCPServer, MCPServerConfig] = {server: cfg for cfg, server in servers}
+        self._manager = MCPServerManager(
+            [server for _, server in servers],
+            connect_timeout_seconds=connect_timeout,
+            cleanup_timeout_seconds=cleanup_timeout,
+            drop_failed_servers=True,
+            strict=False,  # collect every failure, then decide (error or skip) here
+            suppress_cancelled_error=False,  # a cancelled turn must stay cancelled
+            connect_in_parallel=True,
+        )
+        self._closed = False
+        self.skipped: list[McpServerConnectionError] = []
+        """Servers left out with ``skip_unreachable=True``, one error each (empty otherwise)."""
+
+    @property
+    def servers(self) -> list[MCPServer]:
+        """The connected servers (empty once closed)."""
+        return [] if self._closed else self._manager.active_servers
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _error(self, server: MCPServer, exc: BaseException | None) -> McpServerConnectionError:
+        config = self._configs.get(server)
+        name = config.mcp_server_name if config else server.name
+        url = config.url if config else None
+        where = f" at {url}" if url else ""
+        cause = _describe(exc) if exc is not None else "connection failed"
+        error = McpServerConnectionError(
+            f"MCP server {name!r}{where} is unreachable: {cause}", server_name=name, url=url
+        )
+        if exc is not None:
+            error.__cause__ = exc
+        return error
+
+    async def connect(self, *, skip_unreachable: bool = False) -> list[MCPServer]:
+        """Connect every server concurrently and return the connected ones.
+
+        An unreachable server raises :class:`McpServerConnectionError` naming it (the other
+        servers are closed first); with ``skip_unreachable`` it is left out with a warning.
+        """
+        try:
+            await self._manager.connect_all()
+        except BaseException:
+            # The manager cleans up on failure; closing again is a no-op then, but makes sure.
+            await self.aclose()
+            raise
+        errors = self._manager.errors
+        failures = [self._error(server, errors.get(server)) for server in self._manager.failed_servers]
+        if failures and not skip_unreachable:
+            await self.aclose()
+            first = failures[0]
+            if len(failures) > 1:
+                others = ", ".join(repr(f.server_name) for f in failures[1:])
+                raise McpServerConnectionError(
+                    f"{first} (also unreachable: {others})", server_name=first.server_name, url=first.url
+                ) from first.__cause__
+            raise first
+        for failure in failures:
+            logger.warning("skipping MCP server %r: %s", failure.server_name, failure)
+        self.skipped = failures
+        return self.servers
+
+    async def aclose(self) -> None:
+        """Close every server this handle connected (idempotent; waits for their worker tasks)."""
+        if self._closed:
+            return
+        self._closed = True
+        # Shielded: a cancellation arriving mid-cleanup must not leave sessions or worker tasks behind.
+        cleanup = asyncio.ensure_future(self._manager.cleanup_all())
+        try:
+            await asyncio.shield(cleanup)
+        except asyncio.CancelledError:
+            await cleanup
+            raise
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()

@@ -1,0 +1,280 @@
+"""Registration of Agent 365 MCP tool servers with OpenAI Agents SDK agents, and chat history."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Any, Final, Self, TypeVar
+
+from agents import Agent
+from agents.memory import Session
+
+from agents_a365.runtime import AuthorizationLike, OperationError, OperationResult, TurnContextLike
+from agents_a365.tooling import (
+    McpToolServerConfigurationService,
+    ToolingConfiguration,
+    ToolOptions,
+)
+
+from ._connections import McpServerConnections
+from ._conversion import to_chat_history_messages
+from ._servers import RESERVED_SERVER_OPTIONS, build_server, new_servers
+
+__all__ = ["ORCHESTRATOR_NAME", "McpToolRegistrationService"]
+
+logger = logging.getLogger(__name__)
+
+ORCHESTRATOR_NAME: Final = "OpenAI"
+"""Sent in ``User-Agent`` on every request this extension makes."""
+
+TContext = TypeVar("TContext")
+
+
+class McpToolRegistrationService:
+    """Gives OpenAI Agents SDK agents the Agent 365 MCP tool servers of the current user.
+
+    Long-lived: keep one per process (discovery results and tokens are cached by the tooling
+    service). Use it as an async context manager or call :meth:`aclose`, which closes the tooling
+    service it created and any MCP servers it connected that are still open.
+
+    Per turn, prefer :meth:`connected_agent`::
+
+        async with service.connected_agent(agent, authorization, "agentic", turn_context) as turn_agent:
+            result = await Runner.run(turn_agent, turn_context.activity.text, session=session)
+
+    :meth:`add_tool_servers_to_agent` does the same without the ``async with``; the servers it
+    connects then stay open until :meth:`close_tool_servers` (or :meth:`aclose`).
+    """
+
+    orchestrator_name: Final = ORCHESTRATOR_NAME
+
+    def __init__(
+        self,
+        configuration_service: McpToolServerConfigurationService | None = None,
+        *,
+        configuration: ToolingConfiguration | None = None,
+    ) -> None:
+        if configuration_service is not None and configuration is not None:
+            raise ValueError("pass either configuration_service or configuration, not both")
+        self._owns_configuration_service = configuration_service is None
+        self.configuration_service = configuration_service or McpToolServerConfigurationService(
+            configuration
+        )
+        # id(returned agent) -> (that agent, its connections). The agent is held so its id
+        # cannot be reused by another object while the entry exists.
+        self._open: dict[int, tuple[Agent[Any], McpServerConnections]] = {}
+
+    @property
+    def configuration(self) -> ToolingConfiguration:
+        return self.configuration_service.configuration
+
+    def __repr__(self) -> str:
+        return f"McpToolRegistrationService({self.configuration!r}, open_agents={len(self._open)})"
+
+    # -- lifecycle -------------------------------------------------------------------------
+    async def aclose(self) -> None:
+        """Close every MCP server still open, then the tooling service if this service created it."""
+        open_now = list(self._open.values())
+        self._open.clear()
+        try:
+            await asyncio.gather(*(connections.aclose() for _, connections in open_now))
+        finally:
+            if self._owns_configuration_service:
+                await self.configuration_service.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    # -- registration ----------------------------------------------------------------------
+    async def add_tool_servers_to_agent(
+        self,
+        agent: Agent[TContext],
+        authorization: AuthorizationLike | None,
+        auth_handler_name: str | None,
+        turn_context: TurnContextLike,
+        auth_token: str | None = None,
+        *,
+        skip_unreachable: bool = False,
+        server_options: Mapping[str, Any] | None = None,
+    ) -> Agent[TContext]:
+        """A **clone** of ``agent`` whose ``mcp_servers`` also hold the user's Agent 365 servers, connected.
+
+        ``agent`` itself is never changed, so one template agent can serve concurrent turns of
+        different users (each clone's servers carry that user's tokens). Servers already on the
+        agent are kept first, untouched (you connect and close those); a discovered server whose
+        URL is already there, or listed twice, is added once.
+
+        The new servers are connected concurrently before this returns. Close them with
+        ``await service.close_tool_servers(returned_agent)`` when the turn ends (or use
+        :meth:`connected_agent`, which does it for you).
+
+        Raises ``ValueError`` for a missing agent or turn context, the tooling errors of discovery
+        (``ToolServerDiscoveryError``, ``TokenAcquisitionError`` …) and
+        ``McpServerConnectionError`` naming a server that cannot be reached; with
+        ``skip_unreachable=True`` such a server is left out with a warning instead.
+        ``server_options`` are extra ``MCPServerStreamableHttp`` arguments (``tool_filter``,
+        ``require_approval``, ``cache_tools_list`` …) applied to every new server.
+        """
+        clone, connections = await self._register(
+            agent,
+            authorization,
+            auth_handler_name,
+            turn_context,
+            auth_token,
+            skip_unreachable=skip_unreachable,
+            server_options=server_options,
+        )
+        if connections is not None:
+            self._open[id(clone)] = (clone, connections)
+        return clone
+
+    async def close_tool_servers(self, agent: Agent[Any]) -> None:
+        """Close the MCP servers :meth:`add_tool_servers_to_agent` connected for ``agent`` (the
+        returned clone). Idempotent; an agent this service did not return is ignored."""
+        # The entry holds its agent alive, so no other object can share that id meanwhile.
+        entry = self._open.pop(id(agent), None)
+        if entry is None:
+            logger.debug("close_tool_servers: no MCP servers open for this agent")
+            return
+        await entry[1].aclose()
+
+    @asynccontextmanager
+    async def connected_agent(
+        self,
+        agent: Agent[TContext],
+        authorization: AuthorizationLike | None,
+        auth_handler_name: str | None,
+        turn_context: TurnContextLike,
+        auth_token: str | None = None,
+        *,
+        skip_unreachable: bool = False,
+        server_options: Mapping[str, Any] | None = None,
+    ) -> AsyncIterator[Agent[TContext]]:
+        """``async with``: the clone of :meth:`add_tool_servers_to_agent`, its servers closed on exit."""
+        clone, connections = await self._register(
+            agent,
+            authorization,
+            auth_handler_name,
+            turn_context,
+            auth_token,
+            skip_unreachable=skip_unreachable,
+            server_options=server_options,
+        )
+        if connections is None:
+            yield clone
+            return
+        async with connections:
+            yield clone
+
+    async def _register(
+        self,
+        agent: Agent[TContext],
+        authorization: AuthorizationLike | None,
+        auth_handler_name: str | None,
+        turn_context: TurnContextLike,
+        auth_token: str | None,
+        *,
+        skip_unreachable: bool,
+        server_options: Mapping[str, Any] | None,
+    ) -> tuple[Agent[TContext], McpServerConnections | None]:
+        if agent is None:
+            raise ValueError("agent is required")
+        if turn_context is None:
+            raise ValueError("turn_context is required")
+        reserved = RESERVED_SERVER_OPTIONS & set(server_options or {})
+        if reserved:
+            raise ValueError(f"server_options cannot set {sorted(reserved)}: they come from discovery")
+        existing = list(agent.mcp_servers or [])
+        discovered = await self.configuration_service.list_tool_servers(
+            turn_context,
+            authorization,
+            auth_handler_name,
+            auth_token,
+            ToolOptions(orchestrator_name=ORCHESTRATOR_NAME),
+        )
+        configs = new_servers(discovered, existing)
+        if not configs:
+            logger.info("no new MCP servers to add (%d discovered)", len(discovered))
+            return agent.clone(mcp_servers=existing), None
+        timeout = self.configuration.request_timeout
+        connections = McpServerConnections(
+            [(cfg, build_server(cfg, timeout=timeout, options=server_options)) for cfg in configs],
+            connect_timeout=timeout,
+            cleanup_timeout=timeout,
+        )
+        connected = await connections.connect(skip_unreachable=skip_unreachable)
+        logger.info(
+            "added %d MCP server(s) to agent %r: %s",
+            len(connected),
+            agent.name,
+            ", ".join(s.name for s in connected),
+        )
+        return agent.clone(mcp_servers=[*existing, *connected]), connections
+
+    # -- chat history ----------------------------------------------------------------------
+    def _options(self, options: ToolOptions | None) -> ToolOptions:
+        if options is None:
+            return ToolOptions(orchestrator_name=ORCHESTRATOR_NAME)
+        if options.orchestrator_name:
+            return options
+        return options.model_copy(update={"orchestrator_name": ORCHESTRATOR_NAME})
+
+    async def send_chat_history(
+        self,
+        turn_context: TurnContextLike,
+        session: Session,
+        limit: int | None = None,
+        options: ToolOptions | None = None,
+    ) -> OperationResult:
+        """Send the items of an OpenAI Agents SDK ``session`` to threat protection.
+
+        ``limit`` keeps the most recent N items (``Session.get_items`` semantics; ``None`` =
+        the session's default, usually all). A session that fails (or does not answer within
+        ``chat_history_timeout``) gives a failed :class:`OperationResult`, as do remote failures;
+        ``ValueError`` for a missing turn context (``turn_context is required``) or session
+        (``session is required``) or a bad ``limit``.
+        """
+        if turn_context is None:
+            raise ValueError("turn_context is required")
+        if session is None:
+            raise ValueError("session is required")
+        if not callable(getattr(session, "get_items", None)):
+            raise ValueError("session must be an agents Session (it has no get_items)")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise ValueError("limit must be a positive integer or None")
+        try:
+            async with asyncio.timeout(self.configuration.chat_history_timeout):
+                items = await session.get_items(limit)
+        except Exception as exc:  # TimeoutError included: the session is someone else's I/O
+            logger.warning("chat history: reading the session failed: %s", type(exc).__name__)
+            return OperationResult.failed(OperationError(exc))
+        return await self.send_chat_history_messages(turn_context, items, options)
+
+    async def send_chat_history_messages(
+        self,
+        turn_context: TurnContextLike,
+        messages: Sequence[Any],
+        options: ToolOptions | None = None,
+    ) -> OperationResult:
+        """Convert OpenAI Agents SDK items (dicts or models) and send them to threat protection.
+
+        Always sends, even an empty list (the platform registers the user message from it).
+        ``ValueError`` for a missing turn context or messages (``messages is required``); remote
+        failures come back as a failed :class:`OperationResult`.
+        """
+        if turn_context is None:
+            raise ValueError("turn_context is required")
+        if messages is None:
+            raise ValueError("messages is required")
+        history = to_chat_history_messages(messages)
+        return await self.configuration_service.send_chat_history(
+            turn_context, history, self._options(options)
+        )

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from agents_a365.emulator import PLATFORM_AUDIENCE, InvalidTokenError, TokenIssuer
+
+
+def _claims(token: str) -> dict[str, object]:
+    payload = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))  # type: ignore[no-any-return]
+
+
+def test_mint_contains_standard_and_extra_claims() -> None:
+    issuer = TokenIssuer("secret")
+    token = issuer.mint(
+        PLATFORM_AUDIENCE, app_id="app-1", user_id="user-1", tenant_id="t-1", claims={"xms_par_app_azp": "bp"}
+    )
+    claims = _claims(token)
+    assert claims["aud"] == PLATFORM_AUDIENCE
+    assert claims["appid"] == claims["azp"] == "app-1"
+    assert claims["oid"] == claims["sub"] == "user-1"
+    assert claims["tid"] == "t-1"
+    assert claims["xms_par_app_azp"] == "bp"
+    assert isinstance(claims["exp"], int) and claims["exp"] - claims["iat"] == 3600  # type: ignore[operator]
+    assert issuer.verify(token, PLATFORM_AUDIENCE)["appid"] == "app-1"
+
+
+def test_verify_accepts_any_of_several_audiences() -> None:
+    issuer = TokenIssuer()
+    token = issuer.mint("api://x", app_id="a")
+    assert issuer.verify(token, {"api://y", "api://x"})["aud"] == "api://x"
+
+
+@pytest.mark.parametrize(
+    ("token_factory", "reason"),
+    [
+        (lambda i: "not-a-jwt", "malformed"),
+        (lambda i: "a.b.c", "malformed"),
+        (lambda i: TokenIssuer("other").mint(PLATFORM_AUDIENCE, app_id="a"), "bad_signature"),
+        (lambda i: i.mint(PLATFORM_AUDIENCE, app_id="a", expires_in=-10), "expired"),
+        (lambda i: i.mint("api://elsewhere", app_id="a"), "wrong_audience"),
+    ],
+)
+def test_verify_rejections(token_factory: object, reason: str) -> None:
+    issuer = TokenIssuer("secret")
+    token = token_factory(issuer)  # type: ignore[operator]
+    with pytest.raises(InvalidTokenError) as info:
+        issuer.verify(token, PLATFORM_AUDIENCE)
+    assert info.value.reason == reason
+    assert str(info.value)
+
+
+def test_tampered_payload_fails_signature() -> None:
+    issuer = TokenIssuer()
+    header, _, signature = issuer.mint("api://x", app_id="a").split(".")
+    forged = base64.urlsafe_b64encode(json.dumps({"aud": "api://x", "exp": 2**40}).encode()).rstrip(b"=").decode()
+    with pytest.raises(InvalidTokenError, match="signature"):
+        issuer.verify(f"{header}.{forged}.{signature}", "api://x")

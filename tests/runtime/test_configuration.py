@@ -1,0 +1,37 @@
+import pytest
+
+from agents_a365.runtime import RuntimeConfiguration
+
+
+def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("CLUSTER_CATEGORY", "PYTHON_ENVIRONMENT", "ENVIRONMENT", "ASPNETCORE_ENVIRONMENT", "DOTNET_ENVIRONMENT"):
+        monkeypatch.delenv(name, raising=False)
+    config = RuntimeConfiguration()
+    assert config.cluster_category == "prod"
+    assert config.environment == "Development"
+    assert config.is_development
+
+
+def test_environment_variables_are_read_at_access(monkeypatch: pytest.MonkeyPatch) -> None:
+    config = RuntimeConfiguration()
+    monkeypatch.setenv("CLUSTER_CATEGORY", " gov ")
+    assert config.cluster_category == "gov"
+    monkeypatch.setenv("DOTNET_ENVIRONMENT", "Production")
+    monkeypatch.delenv("PYTHON_ENVIRONMENT", raising=False)
+    monkeypatch.delenv("ENVIRONMENT", raising=False)
+    monkeypatch.delenv("ASPNETCORE_ENVIRONMENT", raising=False)
+    assert not config.is_development
+    monkeypatch.setenv("PYTHON_ENVIRONMENT", "development")  # first in the order wins
+    assert config.is_development
+
+
+def test_override_value_beats_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLUSTER_CATEGORY", "gov")
+    assert RuntimeConfiguration(cluster_category="test").cluster_category == "test"
+
+
+def test_callable_override_is_evaluated_at_each_access() -> None:
+    tenants = iter(["tenant-a", "tenant-b"])
+    config = RuntimeConfiguration(cluster_category=lambda: next(tenants))
+    assert config.cluster_category == "tenant-a"
+    assert config.cluster_category == "tenant-b"

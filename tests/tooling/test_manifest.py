@@ -1,0 +1,84 @@
+"""Development discovery from ToolingManifest.json with tokens from the environment."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+from support.turns import make_turn_context
+
+from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration, ToolServerDiscoveryError
+
+
+def dev_config(path: Path) -> ToolingConfiguration:
+    return ToolingConfiguration(
+        use_tooling_manifest=True, manifest_path=path, mcp_platform_endpoint="https://platform.test/"
+    )
+
+
+@pytest.fixture(autouse=True)
+def _no_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("BEARER_TOKEN", "BEARER_TOKEN_MAILTOOLS", "BEARER_TOKEN_CALENDAR"):
+        monkeypatch.delenv(name, raising=False)
+
+
+async def test_manifest_entries_with_default_urls_and_env_tokens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    manifest = tmp_path / "ToolingManifest.json"
+    manifest.write_text(
+        json.dumps(
+            {
+                "mcpServers": [
+                    {"mcpServerName": "mailTools", "mcpServerUniqueName": "mcp_MailTools"},
+                    {"mcpServerUniqueName": "calendar", "audience": "api://cal", "url": "https://cal.test/mcp"},
+                    {"publisher": "no name: skipped"},
+                ]
+            }
+        )
+    )
+    monkeypatch.setenv("BEARER_TOKEN", "shared-token")
+    monkeypatch.setenv("BEARER_TOKEN_MAILTOOLS", "Bearer mail-token")
+    async with McpToolServerConfigurationService(dev_config(manifest)) as svc:
+        with caplog.at_level(logging.WARNING):
+            servers = await svc.list_tool_servers(make_turn_context(), None, None)
+    mail, calendar = servers
+    assert mail.mcp_server_name == "mailTools"
+    assert mail.mcp_server_unique_name == "mcp_MailTools"
+    assert mail.url == "https://platform.test/agents/servers/mailTools/"
+    assert mail.headers["Authorization"] == "Bearer mail-token"
+    assert calendar.url == "https://cal.test/mcp"
+    assert calendar.headers["Authorization"] == "Bearer shared-token"
+    assert "BEARER_TOKEN_CALENDAR is not set" in caplog.text
+    assert "shared-token" not in caplog.text
+
+
+async def test_bare_list_manifest_without_tokens(tmp_path: Path) -> None:
+    manifest = tmp_path / "m.json"
+    manifest.write_text(json.dumps([{"mcpServerName": "notes"}]))
+    async with McpToolServerConfigurationService(dev_config(manifest)) as svc:
+        [server] = await svc.list_tool_servers(make_turn_context(), None, None)
+    assert "Authorization" not in server.headers
+    assert server.headers["x-ms-channel-id"] == "msteams"
+
+
+async def test_missing_manifest_means_no_servers(tmp_path: Path) -> None:
+    async with McpToolServerConfigurationService(dev_config(tmp_path / "absent.json")) as svc:
+        assert await svc.list_tool_servers(make_turn_context(), None, None) == []
+
+
+@pytest.mark.parametrize("content", ["{not json", '{"servers": []}', '"text"'])
+async def test_unreadable_manifest_is_a_clear_error(tmp_path: Path, content: str) -> None:
+    manifest = tmp_path / "ToolingManifest.json"
+    manifest.write_text(content)
+    async with McpToolServerConfigurationService(dev_config(manifest)) as svc:
+        with pytest.raises(ToolServerDiscoveryError, match="ToolingManifest.json"):
+            await svc.list_tool_servers(make_turn_context(), None, None)
+
+
+async def test_turn_context_is_required(tmp_path: Path) -> None:
+    async with McpToolServerConfigurationService(dev_config(tmp_path / "x.json")) as svc:
+        with pytest.raises(ValueError, match="turn_context is required"):
+            await svc.list_tool_servers(None, None, None)  # type: ignore[arg-type]
