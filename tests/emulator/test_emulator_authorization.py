@@ -34,9 +34,13 @@ def test_audience_for_scope(scope: str, audience: str) -> None:
     assert audience_for_scope(scope) == audience
 
 
-async def test_exchange_mints_tokens_the_emulator_accepts(emulator: Emulator, http: httpx.AsyncClient) -> None:
+async def test_exchange_mints_tokens_the_emulator_accepts(
+    emulator: Emulator, http: httpx.AsyncClient
+) -> None:
     auth = emulator.authorization(expires_in=120, claims={"xms_par_app_azp": "blueprint"})
-    response = await auth.exchange_token(_context("user-7"), scopes=[PLATFORM_SCOPE], auth_handler_id="agentic")
+    response = await auth.exchange_token(
+        _context("user-7"), scopes=[PLATFORM_SCOPE], auth_handler_id="agentic"
+    )
     assert isinstance(response, TokenResponse)
     assert response.token
     claims = emulator.issuer.verify(response.token, PLATFORM_AUDIENCE)

@@ -2,17 +2,23 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from datetime import timedelta
 
 import httpx
 import pytest
+from mcp import ClientSession
 from pydantic import ValidationError
 
 from agents_a365.emulator import Emulator, EmulatorConfig, Fault
-from emulator_test_support import McpSessionFactory
+
+McpSessionFactory = Callable[..., AbstractAsyncContextManager[ClientSession]]
 
 
-async def test_latency_is_added(emulator: Emulator, http: httpx.AsyncClient, platform_headers: dict[str, str]) -> None:
+async def test_latency_is_added(
+    emulator: Emulator, http: httpx.AsyncClient, platform_headers: dict[str, str]
+) -> None:
     emulator.faults.set("gateway", Fault(latency_ms=300))
     started = time.monotonic()
     response = await http.get(emulator.gateway_url(), headers=platform_headers)
@@ -38,7 +44,9 @@ async def test_status_with_retry_after_and_latency(emulator: Emulator, http: htt
     assert (recorded.status, recorded.fault) == (429, "rtp")
 
 
-async def test_drop_closes_connection(emulator: Emulator, http: httpx.AsyncClient, platform_headers: dict[str, str]) -> None:
+async def test_drop_closes_connection(
+    emulator: Emulator, http: httpx.AsyncClient, platform_headers: dict[str, str]
+) -> None:
     emulator.faults.set("gateway", Fault(drop=True, times=1))
     with pytest.raises(httpx.TransportError):
         await http.get(emulator.gateway_url(), headers=platform_headers)
@@ -49,7 +57,9 @@ async def test_drop_closes_connection(emulator: Emulator, http: httpx.AsyncClien
     assert response.status_code == 200
 
 
-async def test_malformed_body(emulator: Emulator, http: httpx.AsyncClient, platform_headers: dict[str, str]) -> None:
+async def test_malformed_body(
+    emulator: Emulator, http: httpx.AsyncClient, platform_headers: dict[str, str]
+) -> None:
     emulator.faults.set("gateway", Fault(malformed=True))
     response = await http.get(emulator.gateway_url(), headers=platform_headers)
     assert response.status_code == 200
@@ -57,7 +67,9 @@ async def test_malformed_body(emulator: Emulator, http: httpx.AsyncClient, platf
         response.json()
 
 
-async def test_body_replacement(emulator: Emulator, http: httpx.AsyncClient, platform_headers: dict[str, str]) -> None:
+async def test_body_replacement(
+    emulator: Emulator, http: httpx.AsyncClient, platform_headers: dict[str, str]
+) -> None:
     emulator.faults.set("gateway", Fault(body={"servers": "unexpected"}))
     response = await http.get(emulator.gateway_url(), headers=platform_headers)
     assert response.status_code == 200
@@ -78,7 +90,9 @@ def _rpc(method: str, params: dict[str, object] | None = None) -> dict[str, obje
     return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
 
 
-async def test_mcp_server_specific_fault_and_method_filter(emulator: Emulator, http: httpx.AsyncClient) -> None:
+async def test_mcp_server_specific_fault_and_method_filter(
+    emulator: Emulator, http: httpx.AsyncClient
+) -> None:
     emulator.faults.set("mcp:mail", Fault(status=500, mcp_method="tools/call"))
     accept = {"Accept": "application/json, text/event-stream"}
     mail = {**accept, "Authorization": f"Bearer {emulator.platform_token()}"}
@@ -121,9 +135,14 @@ async def test_drop_during_tool_call(emulator: Emulator, mcp_session: McpSession
 
 async def test_drop_raw_mcp_post(emulator: Emulator, http: httpx.AsyncClient) -> None:
     emulator.faults.set("mcp:mail", Fault(drop=True, mcp_method="tools/call"))
-    headers = {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {emulator.platform_token()}"}
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Authorization": f"Bearer {emulator.platform_token()}",
+    }
     with pytest.raises(httpx.TransportError):
-        await http.post(emulator.server_url("mail"), json=_rpc("tools/call", {"name": "list_emails"}), headers=headers)
+        await http.post(
+            emulator.server_url("mail"), json=_rpc("tools/call", {"name": "list_emails"}), headers=headers
+        )
 
 
 async def test_faults_over_http_at_runtime(emulator: Emulator, http: httpx.AsyncClient) -> None:

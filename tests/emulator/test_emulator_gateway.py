@@ -16,7 +16,9 @@ from agents_a365.emulator import (
 )
 
 
-async def test_gateway_lists_default_servers(emulator: Emulator, http: httpx.AsyncClient, platform_headers: dict[str, str]) -> None:
+async def test_gateway_lists_default_servers(
+    emulator: Emulator, http: httpx.AsyncClient, platform_headers: dict[str, str]
+) -> None:
     response = await http.get(emulator.gateway_url("any-agent"), headers=platform_headers)
     assert response.status_code == 200
     servers = response.json()["mcpServers"]
@@ -52,7 +54,9 @@ async def test_gateway_accepts_api_uri_audience(emulator: Emulator, http: httpx.
         (lambda emu: "Bearer " + emu.issuer.mint("api://a365-calendar", app_id="a"), "wrong_audience"),
     ],
 )
-async def test_gateway_401(emulator: Emulator, http: httpx.AsyncClient, make_header: object, reason: str) -> None:
+async def test_gateway_401(
+    emulator: Emulator, http: httpx.AsyncClient, make_header: object, reason: str
+) -> None:
     header = make_header(emulator)  # type: ignore[operator]
     headers = {"Authorization": header} if header else {}
     response = await http.get(emulator.gateway_url(), headers=headers)

@@ -1,13 +1,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 
 import httpx
 import pytest
-from mcp import types
+from mcp import ClientSession, types
 
 from agents_a365.emulator import CALENDAR_AUDIENCE, Emulator, EmulatorConfig
-from emulator_test_support import McpSessionFactory
+
+McpSessionFactory = Callable[..., AbstractAsyncContextManager[ClientSession]]
 
 
 def _text(result: types.CallToolResult) -> str:
@@ -22,7 +25,9 @@ async def test_mail_tools_change_state(emulator: Emulator, mcp_session: McpSessi
         assert tools == {"send_email", "list_emails", "search_emails"}
         inbox = json.loads(_text(await session.call_tool("list_emails", {})))
         assert len(inbox) == 3
-        result = await session.call_tool("send_email", {"to": "bob@contoso.example", "subject": "Hi", "body": "Yo"})
+        result = await session.call_tool(
+            "send_email", {"to": "bob@contoso.example", "subject": "Hi", "body": "Yo"}
+        )
         assert not result.isError
         assert json.loads(_text(result))["status"] == "sent"
         sent = json.loads(_text(await session.call_tool("list_emails", {"folder": "sent", "limit": 5})))
@@ -46,7 +51,9 @@ async def test_mail_invalid_address_is_tool_error(emulator: Emulator, mcp_sessio
     assert emulator.servers["mail"].state.sent == []
 
 
-async def test_calendar_v2_audience(emulator: Emulator, mcp_session: McpSessionFactory, http: httpx.AsyncClient) -> None:
+async def test_calendar_v2_audience(
+    emulator: Emulator, mcp_session: McpSessionFactory, http: httpx.AsyncClient
+) -> None:
     calendar_token = emulator.issuer.mint(CALENDAR_AUDIENCE, app_id="a")
     assert calendar_token == calendar_token  # keep the name visible in failures
     # The platform token is refused by the V2 server ...
@@ -67,17 +74,26 @@ async def test_calendar_v2_audience(emulator: Emulator, mcp_session: McpSessionF
     async with mcp_session(emulator.server_url("calendar"), calendar_token) as session:
         created = await session.call_tool(
             "create_event",
-            {"title": "Standup", "start": "2025-03-03T10:00:00Z", "end": "2025-03-03T10:30:00Z", "attendees": ["a@b.example"]},
+            {
+                "title": "Standup",
+                "start": "2025-03-03T10:00:00Z",
+                "end": "2025-03-03T10:30:00Z",
+                "attendees": ["a@b.example"],
+            },
         )
         assert not created.isError, _text(created)
         events = json.loads(_text(await session.call_tool("list_events", {"date": "2025-03-03"})))
         assert [e["title"] for e in events] == ["Standup"]
-        free = json.loads(_text(await session.call_tool("find_free_time", {"date": "2025-03-03", "duration_minutes": 60})))
+        free = json.loads(
+            _text(await session.call_tool("find_free_time", {"date": "2025-03-03", "duration_minutes": 60}))
+        )
         assert free == [
             {"start": "2025-03-03T09:00:00+00:00", "end": "2025-03-03T10:00:00+00:00"},
             {"start": "2025-03-03T10:30:00+00:00", "end": "2025-03-03T17:00:00+00:00"},
         ]
-        bad = await session.call_tool("create_event", {"title": "Back", "start": "2025-03-03T11:00:00Z", "end": "2025-03-03T10:00:00Z"})
+        bad = await session.call_tool(
+            "create_event", {"title": "Back", "start": "2025-03-03T11:00:00Z", "end": "2025-03-03T10:00:00Z"}
+        )
         assert bad.isError
         assert "after its start" in _text(bad)
     assert [e.title for e in emulator.servers["calendar"].state.events] == ["Standup"]
@@ -92,7 +108,9 @@ async def test_platform_token_refused_by_calendar_via_mcp_client(
     assert "401" in repr(info.value) or "Unauthorized" in repr(info.value)
 
 
-async def test_server_url_without_trailing_slash_and_unknown_server(emulator: Emulator, http: httpx.AsyncClient, mcp_session: McpSessionFactory) -> None:
+async def test_server_url_without_trailing_slash_and_unknown_server(
+    emulator: Emulator, http: httpx.AsyncClient, mcp_session: McpSessionFactory
+) -> None:
     async with mcp_session(emulator.server_url("mail").rstrip("/"), emulator.platform_token()) as session:
         assert (await session.list_tools()).tools
     response = await http.post(f"{emulator.base_url}/agents/servers/nope/", json={})

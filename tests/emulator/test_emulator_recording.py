@@ -1,11 +1,15 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 
 import httpx
+from mcp import ClientSession
 
 from agents_a365.emulator import Emulator, Headers
-from emulator_test_support import McpSessionFactory
+
+McpSessionFactory = Callable[..., AbstractAsyncContextManager[ClientSession]]
 
 
 def test_headers_case_insensitive() -> None:
@@ -18,9 +22,14 @@ def test_headers_case_insensitive() -> None:
 
 
 async def test_requests_recorded_in_python_and_over_http(
-    emulator: Emulator, http: httpx.AsyncClient, platform_headers: dict[str, str], mcp_session: McpSessionFactory
+    emulator: Emulator,
+    http: httpx.AsyncClient,
+    platform_headers: dict[str, str],
+    mcp_session: McpSessionFactory,
 ) -> None:
-    await http.get(emulator.gateway_url("agent-x") + "?v=1&v=2", headers={**platform_headers, "X-Custom": "abc"})
+    await http.get(
+        emulator.gateway_url("agent-x") + "?v=1&v=2", headers={**platform_headers, "X-Custom": "abc"}
+    )
     await http.post(emulator.rtp_url, json={"bad": True})
     async with mcp_session(emulator.server_url("mail"), emulator.platform_token()) as session:
         await session.call_tool("list_emails", {"limit": 1})
@@ -64,9 +73,7 @@ async def test_requests_recorded_in_python_and_over_http(
 async def test_recording_under_1000_concurrent_requests(emulator: Emulator) -> None:
     limits = httpx.Limits(max_connections=200)
     async with httpx.AsyncClient(limits=limits, timeout=30) as client:
-        responses = await asyncio.gather(
-            *(client.post(emulator.rtp_url, json={"n": i}) for i in range(1000))
-        )
+        responses = await asyncio.gather(*(client.post(emulator.rtp_url, json={"n": i}) for i in range(1000)))
     assert {r.status_code for r in responses} == {400}
     recorded = emulator.requests_for("rtp")
     assert len(recorded) == 1000

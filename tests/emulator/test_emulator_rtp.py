@@ -20,7 +20,9 @@ def _valid() -> dict[str, Any]:
     }
 
 
-async def test_valid_chat_message_is_received_and_recorded(emulator: Emulator, http: httpx.AsyncClient) -> None:
+async def test_valid_chat_message_is_received_and_recorded(
+    emulator: Emulator, http: httpx.AsyncClient
+) -> None:
     body = _valid()
     response = await http.post(emulator.rtp_url, json=body)
     assert response.status_code == 200
@@ -76,8 +78,14 @@ async def test_malformed_chat_message_400(
     assert emulator.chat_messages == []
 
 
-@pytest.mark.parametrize(("content", "reason"), [(b"{not json", "not valid JSON"), (b"[1, 2]", "not an object")])
-async def test_non_object_body_400(emulator: Emulator, http: httpx.AsyncClient, content: bytes, reason: str) -> None:
-    response = await http.post(emulator.rtp_url, content=content, headers={"Content-Type": "application/json"})
+@pytest.mark.parametrize(
+    ("content", "reason"), [(b"{not json", "not valid JSON"), (b"[1, 2]", "not an object")]
+)
+async def test_non_object_body_400(
+    emulator: Emulator, http: httpx.AsyncClient, content: bytes, reason: str
+) -> None:
+    response = await http.post(
+        emulator.rtp_url, content=content, headers={"Content-Type": "application/json"}
+    )
     assert response.status_code == 400
     assert reason in response.json()["reason"]

@@ -56,6 +56,8 @@ def test_verify_rejections(token_factory: object, reason: str) -> None:
 def test_tampered_payload_fails_signature() -> None:
     issuer = TokenIssuer()
     header, _, signature = issuer.mint("api://x", app_id="a").split(".")
-    forged = base64.urlsafe_b64encode(json.dumps({"aud": "api://x", "exp": 2**40}).encode()).rstrip(b"=").decode()
+    forged = (
+        base64.urlsafe_b64encode(json.dumps({"aud": "api://x", "exp": 2**40}).encode()).rstrip(b"=").decode()
+    )
     with pytest.raises(InvalidTokenError, match="signature"):
         issuer.verify(f"{header}.{forged}.{signature}", "api://x")

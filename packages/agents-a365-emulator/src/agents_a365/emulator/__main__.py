@@ -53,7 +53,9 @@ async def _serve(config: EmulatorConfig, host: str, port: int) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     try:
         config = EmulatorConfig.from_file(args.config) if args.config else EmulatorConfig()
     except (OSError, ValueError) as exc:

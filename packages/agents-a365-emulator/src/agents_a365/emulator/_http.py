@@ -33,7 +33,9 @@ def check_bearer(
     token = bearer_token(headers)
     challenge = {"WWW-Authenticate": 'Bearer error="invalid_token"'}
     if token is None:
-        response = error_response(401, "unauthorized", "missing 'Authorization: Bearer <token>' header", reason="missing_token")
+        response = error_response(
+            401, "unauthorized", "missing 'Authorization: Bearer <token>' header", reason="missing_token"
+        )
         response.headers.update({"WWW-Authenticate": "Bearer"})
         return None, response
     try:

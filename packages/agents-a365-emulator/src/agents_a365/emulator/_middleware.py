@@ -58,7 +58,11 @@ async def _send_fault_response(send: Send, fault: Fault, kind: str) -> int:
         body = json.dumps(fault.body).encode("utf-8")
     else:
         body = json.dumps(
-            {"error": "fault_injected", "message": f"injected HTTP {status} on route {kind}", "status": status}
+            {
+                "error": "fault_injected",
+                "message": f"injected HTTP {status} on route {kind}",
+                "status": status,
+            }
         ).encode("utf-8")
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode("ascii"))]
     if fault.retry_after is not None:

@@ -31,7 +31,9 @@ def _aware_iso8601(value: str) -> str:
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, validate_by_alias=True, validate_by_name=False)
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=to_camel, validate_by_alias=True, validate_by_name=False
+    )
 
 
 class ChatHistoryEntry(_Model):
@@ -68,15 +70,21 @@ def rtp_endpoint(ctx: EmulatorContext) -> Any:
         try:
             data = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
-            return error_response(400, "invalid_request", "body is not valid JSON", reason="body: not valid JSON")
+            return error_response(
+                400, "invalid_request", "body is not valid JSON", reason="body: not valid JSON"
+            )
         if not isinstance(data, dict):
-            return error_response(400, "invalid_request", "body must be a JSON object", reason="body: not an object")
+            return error_response(
+                400, "invalid_request", "body must be a JSON object", reason="body: not an object"
+            )
         try:
             ChatMessageRequest.model_validate(data)
         except ValidationError as exc:
             errors = validation_errors(exc)
             reason = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
-            return error_response(400, "invalid_request", "body is not a valid ChatMessageRequest", reason=reason, errors=errors)
+            return error_response(
+                400, "invalid_request", "body is not a valid ChatMessageRequest", reason=reason, errors=errors
+            )
         ctx.recorder.add_chat_message(data)
         logger.debug("Recorded chat message %s of conversation %s", data["messageId"], data["conversationId"])
         return JSONResponse({"status": "received"})

@@ -15,7 +15,13 @@ from microsoft_agents.activity import TokenResponse
 from agents_a365.emulator.constants import DEFAULT_AGENT_ID, PLATFORM_SCOPE
 from agents_a365.emulator.tokens import TokenIssuer
 
-__all__ = ["EmulatorAuthorization", "ExchangeFailure", "ExchangeRecord", "TokenExchangeError", "audience_for_scope"]
+__all__ = [
+    "EmulatorAuthorization",
+    "ExchangeFailure",
+    "ExchangeRecord",
+    "TokenExchangeError",
+    "audience_for_scope",
+]
 
 logger = logging.getLogger("agents_a365.emulator.authorization")
 

@@ -113,5 +113,8 @@ class EmulatorConfig(BaseModel):
     @classmethod
     def with_notes_servers(cls, count: int, **overrides: Any) -> EmulatorConfig:
         """The default servers plus ``count`` V1 ``notes`` servers named ``notes_1`` .. ``notes_<count>``."""
-        servers = [*_default_servers(), *(ServerConfig(name=f"notes_{i}", kind="notes") for i in range(1, count + 1))]
+        servers = [
+            *_default_servers(),
+            *(ServerConfig(name=f"notes_{i}", kind="notes") for i in range(1, count + 1)),
+        ]
         return cls(servers=servers, **overrides)

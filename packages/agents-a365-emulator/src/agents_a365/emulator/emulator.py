@@ -190,7 +190,11 @@ class Emulator:
     def platform_token(self, *, user_id: str | None = None, expires_in: int = 3600, **claims: Any) -> str:
         """A valid token for the gateway and V1 servers (audience :data:`PLATFORM_AUDIENCE`)."""
         return self.issuer.mint(
-            PLATFORM_AUDIENCE, app_id=self.config.agent_id, user_id=user_id, expires_in=expires_in, claims=claims
+            PLATFORM_AUDIENCE,
+            app_id=self.config.agent_id,
+            user_id=user_id,
+            expires_in=expires_in,
+            claims=claims,
         )
 
     def server_token(self, name: str, *, user_id: str | None = None, expires_in: int = 3600) -> str:

@@ -21,7 +21,9 @@ def validate_route_key(route: str) -> str:
         return route
     if route.startswith("mcp:") and len(route) > len("mcp:"):
         return route
-    raise ValueError(f"unknown fault route {route!r}: expected 'gateway', 'rtp', 'mcp' or 'mcp:<server name>'")
+    raise ValueError(
+        f"unknown fault route {route!r}: expected 'gateway', 'rtp', 'mcp' or 'mcp:<server name>'"
+    )
 
 
 class Fault(BaseModel):

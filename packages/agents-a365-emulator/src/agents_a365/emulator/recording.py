@@ -53,7 +53,6 @@ class Headers(Mapping[str, str]):
         return f"Headers({self._items!r})"
 
 
-
 @dataclass(eq=False)
 class RecordedRequest:
     """One request as the emulator saw it.

@@ -124,7 +124,9 @@ class TokenIssuer:
         """Decode the claims of a structurally valid token without checking signature, expiry or audience."""
         parts = token.split(".")
         if len(parts) != 3 or not all(parts):
-            raise InvalidTokenError("malformed", "token is not a compact JWT (expected three dot-separated parts)")
+            raise InvalidTokenError(
+                "malformed", "token is not a compact JWT (expected three dot-separated parts)"
+            )
         try:
             header = json.loads(_b64decode(parts[0]))
             claims = json.loads(_b64decode(parts[1]))

@@ -44,7 +44,9 @@ class ToolSpec:
     run: Callable[[Any], Any]
 
     def to_mcp(self) -> types.Tool:
-        return types.Tool(name=self.name, description=self.description, inputSchema=self.arguments.model_json_schema())
+        return types.Tool(
+            name=self.name, description=self.description, inputSchema=self.arguments.model_json_schema()
+        )
 
 
 def _error(message: str) -> types.ServerResult:

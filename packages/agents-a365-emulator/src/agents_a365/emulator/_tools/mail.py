@@ -127,5 +127,7 @@ def mail_tools(state: MailState) -> list[ToolSpec]:
     return [
         ToolSpec("send_email", "Send an email from the agent's mailbox.", SendEmailArgs, send_email),
         ToolSpec("list_emails", "List emails in a folder (inbox or sent).", ListEmailsArgs, list_emails),
-        ToolSpec("search_emails", "Search emails by subject, body or sender.", SearchEmailsArgs, search_emails),
+        ToolSpec(
+            "search_emails", "Search emails by subject, body or sender.", SearchEmailsArgs, search_emails
+        ),
     ]

@@ -37,7 +37,9 @@ UIChunk = dict[str, Any]
 """One UI message stream chunk: a JSON object with a ``type``."""
 
 FinishReason = Literal["stop", "length", "content-filter", "tool-calls", "error", "other"]
-FINISH_REASONS: frozenset[str] = frozenset(("stop", "length", "content-filter", "tool-calls", "error", "other"))
+FINISH_REASONS: frozenset[str] = frozenset(
+    ("stop", "length", "content-filter", "tool-calls", "error", "other")
+)
 
 UI_CHUNK_TYPES: frozenset[str] = frozenset(
     (
@@ -129,7 +131,12 @@ def tool_input_delta_chunk(tool_call_id: str, delta: str) -> UIChunk:
 
 
 def tool_input_available_chunk(tool_call_id: str, tool_name: str, tool_input: Any) -> UIChunk:
-    return {"type": "tool-input-available", "toolCallId": tool_call_id, "toolName": tool_name, "input": tool_input}
+    return {
+        "type": "tool-input-available",
+        "toolCallId": tool_call_id,
+        "toolName": tool_name,
+        "input": tool_input,
+    }
 
 
 def tool_input_error_chunk(tool_call_id: str, tool_name: str, tool_input: Any, error_text: str) -> UIChunk:

@@ -1,0 +1,104 @@
+"""The orchestrator-neutral driver: events in, SSE frames out, errors and disconnects handled once."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable
+from typing import Any, Generic, TypeVar
+
+from .chunks import UIChunk
+from .sse import SSE_DONE, encode_sse
+from .state import UIMessageStreamState
+
+__all__ = ["DEFAULT_ERROR_TEXT", "ErrorTextFunction", "UIStreamConverter"]
+
+logger = logging.getLogger(__name__)
+
+EventT = TypeVar("EventT")
+
+ErrorTextFunction = Callable[[BaseException], str]
+
+DEFAULT_ERROR_TEXT = "An error occurred."
+"""What the client sees for a failed run by default: exception text can carry internal details, so it is
+only sent when the application opts in with ``on_error`` (the AI SDK masks errors the same way)."""
+
+
+def _mask_error(_: BaseException) -> str:
+    return DEFAULT_ERROR_TEXT
+
+
+class UIStreamConverter(ABC, Generic[EventT]):
+    """Converts one orchestrator's event stream into UI message stream chunks for one assistant message.
+
+    Subclasses implement ``handle`` (one event -> calls on ``self.state``), constant work per event.
+    ``chunks()``/``frames()`` drive a whole stream: ``start`` first, an ``error`` chunk if the run raises,
+    ``finish`` last (and ``[DONE]`` for frames). When the consumer stops early (client disconnect), the
+    source stream is closed, which cancels the agent run.
+    """
+
+    def __init__(self, *, message_id: str | None = None, on_error: ErrorTextFunction | None = None) -> None:
+        self.state = UIMessageStreamState(message_id)
+        self._on_error = on_error or _mask_error
+
+    @abstractmethod
+    def handle(self, event: EventT) -> None:
+        """Feed one event; the resulting chunks are collected from ``self.state``."""
+
+    def on_close(self) -> None:
+        """Called when the stream ends for any reason (after the source is closed)."""
+
+    async def chunks(self, events: AsyncIterable[EventT]) -> AsyncGenerator[UIChunk, None]:
+        state = self.state
+        state.start()
+        for chunk in state.drain():
+            yield chunk
+        iterator = aiter(events)
+        completed = False
+        try:
+            try:
+                async for event in iterator:
+                    self.handle(event)
+                    for chunk in state.drain():
+                        yield chunk
+            except Exception as exc:  # the run failed: report it in-band, the stream still ends cleanly
+                logger.warning("Agent run failed while streaming (%s)", type(exc).__name__, exc_info=exc)
+                state.error(self._error_text(exc))
+                for chunk in state.drain():
+                    yield chunk
+            state.finish()
+            for chunk in state.drain():
+                yield chunk
+            completed = True
+        finally:
+            if not completed:
+                logger.info("UI message stream closed before the run finished; cancelling the agent run")
+            await _aclose(iterator)
+            self.on_close()
+
+    async def frames(self, events: AsyncIterable[EventT]) -> AsyncIterator[str]:
+        """SSE frames, ``data: [DONE]`` last."""
+        source = self.chunks(events)
+        try:
+            async for chunk in source:
+                yield encode_sse(chunk)
+            yield SSE_DONE
+        finally:
+            await source.aclose()
+
+    def _error_text(self, exc: BaseException) -> str:
+        try:
+            return self._on_error(exc) or DEFAULT_ERROR_TEXT
+        except Exception:  # a broken error formatter must not break the stream
+            logger.exception("on_error failed")
+            return DEFAULT_ERROR_TEXT
+
+
+async def _aclose(iterator: Any) -> None:
+    aclose = getattr(iterator, "aclose", None)
+    if aclose is None:
+        return
+    result = aclose()
+    if inspect.isawaitable(result):
+        await result

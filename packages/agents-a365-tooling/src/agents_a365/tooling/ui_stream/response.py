@@ -1,0 +1,93 @@
+"""Starlette/FastAPI response for a UI message stream (starlette is imported lazily: optional extra)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterable, Mapping
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from starlette.responses import StreamingResponse
+
+__all__ = ["UI_MESSAGE_STREAM_HEADERS", "ui_message_stream_response"]
+
+UI_MESSAGE_STREAM_HEADERS: Mapping[str, str] = {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    "x-vercel-ai-ui-message-stream": "v1",
+    # Reverse proxies (nginx) must not buffer the stream, or tokens arrive in bursts.
+    "x-accel-buffering": "no",
+}
+"""The headers the AI SDK's own ``createUIMessageStreamResponse`` sends."""
+
+_INSTALL_HINT = (
+    "ui_message_stream_response needs starlette: install the 'server' extra, e.g. "
+    "pip install 'agents-a365-tooling-extensions-langchain[server]'"
+)
+
+
+@cache
+def _response_class() -> type[StreamingResponse]:
+    try:
+        import anyio
+        from starlette.responses import StreamingResponse
+        from starlette.types import Receive, Scope, Send
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(_INSTALL_HINT) from exc
+
+    class UIMessageStreamResponse(StreamingResponse):
+        """Streams SSE frames and cancels the producer as soon as the client disconnects.
+
+        Starlette only watches for ``http.disconnect`` on ASGI servers older than spec 2.4; newer ones
+        report a disconnect only when a write fails, which never happens while the agent waits on a slow
+        tool. Watching always makes cancellation prompt on every server.
+        """
+
+        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] != "http":
+                await super().__call__(scope, receive, send)
+                return
+            async with anyio.create_task_group() as task_group:
+
+                async def stream() -> None:
+                    with contextlib.suppress(OSError):  # the client went away while we wrote
+                        await self.stream_response(send)
+                    task_group.cancel_scope.cancel()
+
+                task_group.start_soon(stream)
+                await self.listen_for_disconnect(receive)
+                task_group.cancel_scope.cancel()
+            if self.background is not None:
+                await self.background()
+
+        async def stream_response(self, send: Send) -> None:
+            try:
+                await super().stream_response(send)
+            finally:
+                # Close the producer now (not at garbage collection) so the agent run stops at once.
+                aclose = getattr(self.body_iterator, "aclose", None)
+                if aclose is not None:
+                    with anyio.CancelScope(shield=True):
+                        await aclose()
+
+    return UIMessageStreamResponse
+
+
+def ui_message_stream_response(
+    frames: AsyncIterable[str],
+    *,
+    status_code: int = 200,
+    headers: Mapping[str, str] | None = None,
+    background: Any = None,
+) -> StreamingResponse:
+    """A ``StreamingResponse`` for SSE ``frames`` with the UI message stream headers.
+
+    The response closes ``frames`` when the client disconnects, which cancels the agent run behind it.
+    """
+    merged = dict(UI_MESSAGE_STREAM_HEADERS)
+    if headers:
+        merged.update({k.lower(): v for k, v in headers.items()})
+    return _response_class()(
+        frames, status_code=status_code, headers=merged, media_type="text/event-stream", background=background
+    )

@@ -1,0 +1,223 @@
+"""LangGraph/LangChain stream events -> UI message stream chunks."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
+
+from agents_a365.tooling.ui_stream import ErrorTextFunction, FinishReason, UIStreamConverter
+
+__all__ = ["LangChainUIStreamConverter"]
+
+_FINISH_REASONS: Mapping[str, FinishReason] = {
+    "length": "length",
+    "max_tokens": "length",
+    "content_filter": "content-filter",
+    "refusal": "content-filter",
+    "safety": "content-filter",
+}
+
+
+def _tool_output(content: Any) -> Any:
+    """ToolMessage content: text blocks become their text (parsed as JSON later), other blocks stay as is."""
+    if isinstance(content, list) and all(
+        isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text") for b in content
+    ):
+        return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content)
+    return content
+
+
+class LangChainUIStreamConverter(UIStreamConverter[Any]):
+    """Accepts what LangGraph/LangChain streams yield, in any of these shapes:
+
+    - ``graph.astream(..., stream_mode=["messages", "updates"])``: ``(mode, payload)`` tuples
+      (``(namespace, mode, payload)`` with ``subgraphs=True``); a single mode works too;
+    - ``graph.astream(..., stream_mode="messages")``: ``(message, metadata)`` tuples;
+    - ``graph.astream(..., stream_mode="updates")``: ``{node: {"messages": [...]}}`` dicts;
+    - ``runnable.astream_events(..., version="v2")``: event dicts (chat model stream/end, tool end);
+    - a plain message stream such as ``chat_model.astream(...)``.
+
+    Messages reported twice (``messages`` and ``updates`` mode) are sent once. ``model_nodes`` limits the
+    graph nodes whose model output is streamed (e.g. ``{"model"}`` to hide models called inside tools).
+    """
+
+    def __init__(
+        self,
+        *,
+        message_id: str | None = None,
+        on_error: ErrorTextFunction | None = None,
+        model_nodes: set[str] | frozenset[str] | None = None,
+    ) -> None:
+        super().__init__(message_id=message_id, on_error=on_error)
+        self._model_nodes = model_nodes
+        self._last_tool_key: Hashable | None = None
+
+    # -- dispatch ----------------------------------------------------------------------------------------
+
+    def handle(self, event: Any) -> None:
+        if isinstance(event, BaseMessage):
+            self._message(event, None)
+        elif isinstance(event, tuple):
+            self._tuple(event)
+        elif isinstance(event, Mapping):
+            if "event" in event and "data" in event:
+                self._stream_event(event)
+            else:
+                self._updates(event)
+
+    def _tuple(self, event: tuple[Any, ...]) -> None:
+        if len(event) == 3:  # (namespace, mode, payload) with subgraphs=True
+            self._mode(event[1], event[2])
+        elif len(event) == 2:
+            head, payload = event
+            if isinstance(head, str):
+                self._mode(head, payload)
+            elif isinstance(head, BaseMessage):  # stream_mode="messages"
+                self._message(head, payload if isinstance(payload, Mapping) else None)
+            elif isinstance(head, tuple):  # (namespace, payload) with subgraphs=True and one mode
+                self.handle(payload)
+
+    def _mode(self, mode: str, payload: Any) -> None:
+        if mode == "messages" and isinstance(payload, tuple) and len(payload) == 2:
+            message, metadata = payload
+            if isinstance(message, BaseMessage):
+                self._message(message, metadata if isinstance(metadata, Mapping) else None)
+        elif mode == "updates" and isinstance(payload, Mapping):
+            self._updates(payload)
+
+    def _updates(self, payload: Mapping[str, Any]) -> None:
+        for node, update in payload.items():
+            if node.startswith("__") or not isinstance(update, Mapping):
+                continue  # __interrupt__ and friends carry no messages
+            messages = update.get("messages")
+            if isinstance(messages, list | tuple):
+                for message in messages:
+                    if isinstance(message, BaseMessage):
+                        self._message(message, {"langgraph_node": node})
+
+    def _stream_event(self, event: Mapping[str, Any]) -> None:
+        kind = event.get("event")
+        data = event.get("data") or {}
+        metadata = event.get("metadata")
+        if kind == "on_chat_model_stream":
+            message = data.get("chunk")
+        elif kind == "on_chat_model_end" or kind == "on_tool_end":
+            message = data.get("output")
+        else:
+            return
+        if isinstance(message, BaseMessage):
+            self._message(message, metadata if isinstance(metadata, Mapping) else None)
+
+    # -- messages ----------------------------------------------------------------------------------------
+
+    def _message(self, message: BaseMessage, metadata: Mapping[str, Any] | None) -> None:
+        if isinstance(message, ToolMessage):
+            self._tool_message(message)
+            return
+        if not isinstance(message, AIMessage):
+            return  # human/system messages echoed by a node are input, not output
+        if self._model_nodes is not None and metadata is not None:
+            node = metadata.get("langgraph_node")
+            if node is not None and node not in self._model_nodes:
+                return
+        if isinstance(message, AIMessageChunk):
+            self._ai_chunk(message)
+        else:
+            self._ai_message(message)
+
+    def _ai_chunk(self, chunk: AIMessageChunk) -> None:
+        state = self.state
+        state.model_message(chunk.id)
+        state.mark_seen(("ai", chunk.id))
+        self._content(chunk)
+        for tool_chunk in chunk.tool_call_chunks:
+            index = tool_chunk.get("index")
+            call_id = tool_chunk.get("id")
+            key: Hashable | None
+            if index is not None:
+                key = index
+            elif call_id:
+                key = ("id", call_id)
+            else:
+                key = self._last_tool_key  # an anonymous continuation belongs to the call before it
+            if key is None:
+                key = 0
+            self._last_tool_key = key
+            state.tool_input_chunk(
+                key, tool_call_id=call_id, tool_name=tool_chunk.get("name"), delta=tool_chunk.get("args")
+            )
+        self._finish_reason(chunk)
+        if chunk.chunk_position == "last":
+            self._end_message()
+
+    def _ai_message(self, message: AIMessage) -> None:
+        state = self.state
+        streamed = message.id is not None and state.seen(("ai", message.id))
+        if not streamed:  # a model that did not stream (or a message only seen in ``updates``)
+            state.model_message(message.id)
+            state.mark_seen(("ai", message.id))
+            self._content(message)
+        else:
+            state.end_model_output()
+        for call in message.tool_calls:
+            if call.get("id"):
+                state.tool_call(str(call["id"]), call["name"], call.get("args", {}))
+        for invalid in message.invalid_tool_calls:
+            if invalid.get("id"):
+                state.tool_call(
+                    str(invalid["id"]), invalid.get("name") or "unknown", invalid.get("args") or ""
+                )
+        self._finish_reason(message)
+        self._end_message()
+
+    def _end_message(self) -> None:
+        self.state.end_model_output()
+        self._last_tool_key = None
+
+    def _content(self, message: AIMessage) -> None:
+        state = self.state
+        reasoning = message.additional_kwargs.get("reasoning_content")
+        if isinstance(reasoning, str):
+            state.reasoning_delta(reasoning)
+        content = message.content
+        if isinstance(content, str):
+            state.text_delta(content)
+            return
+        for block in content:
+            if isinstance(block, str):
+                state.text_delta(block)
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                text = block.get("text")
+                if isinstance(text, str):
+                    state.text_delta(text)
+            elif kind == "reasoning":
+                value = block.get("reasoning")
+                if isinstance(value, str):
+                    state.reasoning_delta(value)
+                for summary in block.get("summary") or ():  # OpenAI Responses v0 format
+                    if isinstance(summary, Mapping) and isinstance(summary.get("text"), str):
+                        state.reasoning_delta(summary["text"])
+            elif kind == "thinking":  # Anthropic native format
+                value = block.get("thinking")
+                if isinstance(value, str):
+                    state.reasoning_delta(value)
+
+    def _finish_reason(self, message: AIMessage) -> None:
+        metadata = message.response_metadata
+        if not metadata:
+            return
+        raw = metadata.get("finish_reason") or metadata.get("stop_reason") or metadata.get("done_reason")
+        if isinstance(raw, str):
+            self.state.finish_reason = _FINISH_REASONS.get(raw.lower())
+
+    def _tool_message(self, message: ToolMessage) -> None:
+        self.state.tool_result(
+            message.tool_call_id,
+            _tool_output(message.content),
+            is_error=message.status == "error",
+            tool_name=message.name,
+        )

@@ -1,0 +1,78 @@
+"""Serve a LangGraph/LangChain agent to the Vercel AI SDK's ``useChat`` (UI message stream protocol v1).
+
+```python
+from agents_a365.tooling.extensions.langchain.ui_stream import (
+    stream_langgraph_agent, ui_message_stream_response,
+)
+
+@app.post("/agent/stream")
+async def agent_stream(request: Request):
+    body = UIChatRequest.model_validate(await request.json())
+    return ui_message_stream_response(stream_langgraph_agent(agent, body.messages))
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
+from typing import Any
+
+from agents_a365.tooling.ui_stream import (
+    UI_MESSAGE_STREAM_HEADERS,
+    ErrorTextFunction,
+    UIChatRequest,
+    UIMessage,
+    ui_message_stream_response,
+)
+
+from ._ui_stream_convert import LangChainUIStreamConverter
+from ._ui_stream_input import ui_messages_to_langchain
+
+__all__ = [
+    "UI_MESSAGE_STREAM_HEADERS",
+    "LangChainUIStreamConverter",
+    "UIChatRequest",
+    "UIMessage",
+    "stream_langgraph",
+    "stream_langgraph_agent",
+    "ui_message_stream_response",
+    "ui_messages_to_langchain",
+]
+
+
+def stream_langgraph(
+    agent_stream: AsyncIterable[Any],
+    *,
+    message_id: str | None = None,
+    on_error: ErrorTextFunction | None = None,
+    model_nodes: set[str] | frozenset[str] | None = None,
+) -> AsyncIterator[str]:
+    """SSE frames for a LangGraph/LangChain stream (see ``LangChainUIStreamConverter`` for the shapes).
+
+    Closing the returned iterator (e.g. on client disconnect) closes ``agent_stream``, cancelling the run.
+    ``on_error`` turns an exception into the ``errorText`` the client sees (masked by default).
+    """
+    converter = LangChainUIStreamConverter(message_id=message_id, on_error=on_error, model_nodes=model_nodes)
+    return converter.frames(agent_stream)
+
+
+def stream_langgraph_agent(
+    agent: Any,
+    messages: Iterable[UIMessage | Mapping[str, Any]],
+    *,
+    config: Any = None,
+    message_id: str | None = None,
+    on_error: ErrorTextFunction | None = None,
+    model_nodes: set[str] | frozenset[str] | None = None,
+) -> AsyncIterator[str]:
+    """Run ``agent`` (e.g. from ``create_agent``) on the ``useChat`` messages and stream SSE frames.
+
+    Uses ``astream(..., stream_mode=["messages", "updates"])``: token deltas from ``messages``, and
+    ``updates`` for models that do not stream.
+    """
+    agent_stream = agent.astream(
+        {"messages": ui_messages_to_langchain(messages)},
+        config=config,
+        stream_mode=["messages", "updates"],
+    )
+    return stream_langgraph(agent_stream, message_id=message_id, on_error=on_error, model_nodes=model_nodes)

@@ -1,0 +1,308 @@
+"""Tool registration: discovery, connections, name clashes, per-turn sessions, token validation."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from langchain.tools import tool
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from lc_support import AUTH_HANDLER, client_side_tasks, our_tasks, tooling_configuration
+from scripted_model import ScriptedChatModel, call, calls
+
+from agents_a365.emulator import (
+    CALENDAR_AUDIENCE,
+    DEFAULT_AGENT_ID,
+    PLATFORM_AUDIENCE,
+    Emulator,
+    EmulatorConfig,
+    Fault,
+)
+from agents_a365.runtime import InvalidTokenError, TokenExpiredError, decode_token_payload
+from agents_a365.tooling import McpServerConnectionError
+from agents_a365.tooling.extensions.langchain import McpToolRegistrationService, McpToolset
+from support.turns import make_turn_context
+
+MAIL_TOOLS = {"send_email", "list_emails", "search_emails"}
+CALENDAR_TOOLS = {"create_event", "list_events", "find_free_time"}
+
+
+@tool
+async def send_email(to: str) -> str:
+    """The agent's own send_email tool (clashes with the mail server's)."""
+    return f"local:{to}"
+
+
+@tool
+async def local_time() -> str:
+    """The current time (an agent's own tool)."""
+    return "12:00"
+
+
+def _mcp_posts(emu: Emulator, server: str, method: str) -> list[Any]:
+    return [r for r in emu.requests_for("mcp", server=server) if r.jsonrpc_method == method]
+
+
+async def test_add_tool_servers_to_agent_merges_tools_and_keeps_every_option(
+    emulator: Emulator, service: McpToolRegistrationService, turn: Any, authorization: Any
+) -> None:
+    model = ScriptedChatModel(script=[calls(text="hello")])
+    checkpointer = InMemorySaver()
+    agent = await service.add_tool_servers_to_agent(
+        authorization,
+        AUTH_HANDLER,
+        turn,
+        agent_options={
+            "model": model,
+            "tools": [local_time],
+            "system_prompt": "You are the test agent.",
+            "checkpointer": checkpointer,
+            "name": "mail-agent",
+        },
+    )
+    assert agent.name == "mail-agent"
+    assert agent.checkpointer is checkpointer
+    result = await agent.ainvoke({"messages": [HumanMessage("hi")]}, {"configurable": {"thread_id": "t1"}})
+    assert result["messages"][-1].content == "hello"
+    # The system prompt reached the model; the tools bound are the agent's own plus both servers'.
+    assert model.seen[0][0].content == "You are the test agent."
+    assert set(model.bound_parameter_names()) == {"local_time"} | MAIL_TOOLS | CALENDAR_TOOLS
+    assert model.bound_tools[0]["function"]["name"] == "local_time"
+    assert len(emulator.requests_for("gateway")) == 1
+
+
+async def test_agent_factory_receives_the_create_agent_options(
+    service: McpToolRegistrationService, turn: Any, authorization: Any
+) -> None:
+    received: dict[str, Any] = {}
+
+    def factory(**options: Any) -> str:
+        received.update(options)
+        return "built"
+
+    options = {"model": "openai:gpt-4o", "tools": [local_time], "system_prompt": "p", "debug": True}
+    built = await service.add_tool_servers_to_agent(
+        authorization, AUTH_HANDLER, turn, agent_options=options, agent_factory=factory
+    )
+    assert built == "built"
+    assert {k: v for k, v in received.items() if k != "tools"} == {
+        "model": "openai:gpt-4o",
+        "system_prompt": "p",
+        "debug": True,
+    }
+    assert received["tools"][0] is local_time
+    assert {t.name for t in received["tools"][1:]} == MAIL_TOOLS | CALENDAR_TOOLS
+    assert options["tools"] == [local_time]  # the caller's options are not mutated
+
+
+async def test_mcp_connections_carry_the_tooling_headers_and_each_servers_own_token(
+    emulator: Emulator, service: McpToolRegistrationService, turn: Any, authorization: Any
+) -> None:
+    async with service.mcp_tools(authorization, AUTH_HANDLER, turn) as toolset:
+        assert len(toolset) == 6
+    for server, audience in (("mail", PLATFORM_AUDIENCE), ("calendar", CALENDAR_AUDIENCE)):
+        requests = emulator.requests_for("mcp", server=server)
+        assert requests
+        for request in requests:
+            headers = request.headers
+            assert len(headers.get_all("authorization")) == 1
+            scheme, token = headers["authorization"].split(" ", 1)
+            assert scheme == "Bearer"
+            assert decode_token_payload(token)["aud"] == audience
+            assert "LangChain" in headers["user-agent"]
+            assert headers["x-ms-agentid"] == DEFAULT_AGENT_ID
+            assert headers["x-ms-channel-id"] == "msteams"
+            assert headers["x-ms-subchannel-id"] == "email"
+
+
+async def test_existing_tool_name_wins_and_the_mcp_tool_is_prefixed_with_its_server(
+    emulator: Emulator, service: McpToolRegistrationService, turn: Any, authorization: Any
+) -> None:
+    async with service.mcp_tools(authorization, AUTH_HANDLER, turn) as toolset:
+        merged = toolset.merge([send_email])
+        names = [t.name for t in merged]
+        assert names[0] == "send_email"
+        assert merged[0] is send_email
+        assert "mail_send_email" in names
+        assert len(names) == len(set(names))
+        renamed = next(t for t in merged if t.name == "mail_send_email")
+        await renamed.ainvoke({"to": "carol@contoso.example", "subject": "s", "body": "b"})
+    # The renamed tool still calls the server's send_email.
+    assert emulator.servers["mail"].state.sent[0].to == ["carol@contoso.example"]
+
+
+@pytest.mark.parametrize("order", [["notes_1", "notes_2", "mail"], ["notes_2", "mail", "notes_1"]])
+async def test_clash_between_servers_is_resolved_the_same_way_whatever_the_discovery_order(
+    order: list[str], authorization: Any
+) -> None:
+    config = EmulatorConfig.with_notes_servers(2)
+    config.agents = {DEFAULT_AGENT_ID: order}
+    async with Emulator(config) as emu:
+        turn = make_turn_context(agentic_app_id=DEFAULT_AGENT_ID)
+        async with McpToolRegistrationService(configuration=tooling_configuration(emu)) as service:
+            tools = await service.get_mcp_tools(emu.authorization(), AUTH_HANDLER, turn)
+            names = sorted(t.name for t in tools)
+            assert names == sorted(
+                [
+                    "notes_1_add_note",
+                    "notes_1_list_notes",
+                    "notes_2_add_note",
+                    "notes_2_list_notes",
+                    *MAIL_TOOLS,
+                ]
+            )
+            add_2 = next(t for t in tools if t.name == "notes_2_add_note")
+            await add_2.ainvoke({"text": "for server two"})
+        assert emu.servers["notes_2"].state.notes == [{"id": 1, "text": "for server two"}]
+        assert emu.servers["notes_1"].state.notes == []
+
+
+async def test_servers_are_connected_concurrently(
+    emulator: Emulator, service: McpToolRegistrationService, turn: Any, authorization: Any
+) -> None:
+    delay = Fault(latency_ms=600, mcp_method="initialize")
+    emulator.faults.set("mcp:mail", delay)
+    emulator.faults.set("mcp:calendar", delay)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    async with service.mcp_tools(authorization, AUTH_HANDLER, turn):
+        elapsed = loop.time() - started
+    first = _mcp_posts(emulator, "mail", "initialize")[0].timestamp
+    second = _mcp_posts(emulator, "calendar", "initialize")[0].timestamp
+    assert abs(first - second) < 0.4  # one after the other would be >= 0.6 s apart
+    assert elapsed < 1.15
+
+
+async def test_per_turn_scope_keeps_one_session_per_server_and_leaks_nothing(
+    emulator: Emulator, service: McpToolRegistrationService, turn: Any, authorization: Any
+) -> None:
+    before = set(asyncio.all_tasks())
+    async with service.mcp_tools(authorization, AUTH_HANDLER, turn) as toolset:
+        by_name = {t.name: t for t in toolset.tools()}
+        await by_name["list_emails"].ainvoke({})
+        await by_name["search_emails"].ainvoke({"query": "report"})
+        await by_name["list_events"].ainvoke({"date": "2025-01-01"})
+        assert our_tasks()  # the session holders are alive inside the block
+    assert len(_mcp_posts(emulator, "mail", "initialize")) == 1
+    assert len(_mcp_posts(emulator, "calendar", "initialize")) == 1
+    assert len(_mcp_posts(emulator, "mail", "tools/call")) == 2
+    assert our_tasks() == []
+    assert await client_side_tasks(before) == []
+    # Tools of a closed scope fail instead of silently reconnecting.
+    with pytest.raises(Exception):  # noqa: B017,PT011 - anyio's ClosedResourceError family
+        await by_name["list_emails"].ainvoke({})
+
+
+async def test_per_call_tools_open_a_session_per_call(
+    emulator: Emulator, service: McpToolRegistrationService, turn: Any, authorization: Any
+) -> None:
+    tools = {t.name: t for t in await service.get_mcp_tools(authorization, AUTH_HANDLER, turn)}
+    initial = len(_mcp_posts(emulator, "mail", "initialize"))
+    await tools["list_emails"].ainvoke({})
+    await tools["list_emails"].ainvoke({})
+    assert len(_mcp_posts(emulator, "mail", "initialize")) == initial + 2
+
+
+async def test_servers_are_not_rediscovered_within_a_turn(
+    emulator: Emulator, service: McpToolRegistrationService, turn: Any, authorization: Any
+) -> None:
+    async with service.mcp_tools(authorization, AUTH_HANDLER, turn):
+        pass
+    await service.get_mcp_tools(authorization, AUTH_HANDLER, turn)
+    await service.add_tool_servers_to_agent(
+        authorization, AUTH_HANDLER, turn, agent_options={"model": ScriptedChatModel()}
+    )
+    assert len(emulator.requests_for("gateway")) == 1
+
+
+async def test_an_unreachable_server_raises_a_typed_error_and_closes_the_others(
+    emulator: Emulator, service: McpToolRegistrationService, turn: Any, authorization: Any
+) -> None:
+    emulator.faults.set("mcp:calendar", Fault(status=503))
+    before = set(asyncio.all_tasks())
+    with pytest.raises(McpServerConnectionError) as info:
+        async with service.mcp_tools(authorization, AUTH_HANDLER, turn):
+            pytest.fail("the block must not run")
+    assert info.value.server_name == "calendar"
+    assert "Bearer" not in str(info.value)
+    assert our_tasks() == []
+    assert await client_side_tasks(before) == []
+    with pytest.raises(McpServerConnectionError):
+        await service.get_mcp_tools(authorization, AUTH_HANDLER, turn)
+
+
+async def test_cancelling_a_turn_while_connecting_leaks_nothing(
+    emulator: Emulator, service: McpToolRegistrationService, turn: Any, authorization: Any
+) -> None:
+    emulator.faults.set("mcp:calendar", Fault(latency_ms=3000, mcp_method="initialize"))
+    before = set(asyncio.all_tasks())
+
+    async def open_scope() -> None:
+        async with service.mcp_tools(authorization, AUTH_HANDLER, turn):
+            pytest.fail("must be cancelled before the block")
+
+    task = asyncio.create_task(open_scope())
+    while not _mcp_posts(emulator, "calendar", "initialize"):  # noqa: ASYNC110 - polling the recorder
+        await asyncio.sleep(0.02)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert our_tasks() == []
+    assert await client_side_tasks(before) == []
+
+
+async def test_the_auth_token_is_validated_before_use(
+    emulator: Emulator, service: McpToolRegistrationService, turn: Any
+) -> None:
+    expired = emulator.platform_token(expires_in=-60)
+    with pytest.raises(TokenExpiredError):
+        await service.get_mcp_tools(None, None, turn, expired)
+    with pytest.raises(InvalidTokenError):
+        await service.get_mcp_tools(None, None, turn, "not-a-jwt")
+    assert emulator.requests == []  # nothing was sent with a bad token
+    # A valid token (with or without the Bearer prefix) is used as the platform token.
+    tools = await service.get_mcp_tools(
+        emulator.authorization(), AUTH_HANDLER, turn, f"Bearer {emulator.platform_token()}"
+    )
+    assert {t.name for t in tools} == MAIL_TOOLS | CALENDAR_TOOLS
+
+
+async def test_turn_context_is_required(service: McpToolRegistrationService, authorization: Any) -> None:
+    with pytest.raises(ValueError, match="turn_context is required"):
+        await service.get_mcp_tools(authorization, AUTH_HANDLER, None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="turn_context is required"):
+        async with service.mcp_tools(authorization, AUTH_HANDLER, None):  # type: ignore[arg-type]
+            pass
+
+
+async def test_toolset_create_agent_uses_the_open_sessions(
+    emulator: Emulator, service: McpToolRegistrationService, turn: Any, authorization: Any
+) -> None:
+    model = ScriptedChatModel(
+        script=[calls(call("list_emails")), calls(call("list_emails")), calls(text="done")]
+    )
+    async with service.mcp_tools(authorization, AUTH_HANDLER, turn) as toolset:
+        assert isinstance(toolset, McpToolset)
+        agent = toolset.create_agent({"model": model, "tools": [local_time]})
+        await agent.ainvoke({"messages": [HumanMessage("twice")]})
+    assert len(_mcp_posts(emulator, "mail", "tools/call")) == 2
+    assert len(_mcp_posts(emulator, "mail", "initialize")) == 1
+
+
+def test_service_rejects_both_a_configuration_service_and_a_configuration() -> None:
+    from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration
+
+    with pytest.raises(ValueError, match="not both"):
+        McpToolRegistrationService(McpToolServerConfigurationService(), configuration=ToolingConfiguration())
+
+
+async def test_service_closes_only_what_it_owns(emulator: Emulator) -> None:
+    from agents_a365.tooling import McpToolServerConfigurationService
+
+    async with McpToolServerConfigurationService(tooling_configuration(emulator)) as shared:
+        async with McpToolRegistrationService(shared) as service:
+            assert service.configuration_service is shared
+            _ = shared.http_client
+        assert shared._client is not None  # still usable by its owner

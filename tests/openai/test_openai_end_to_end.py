@@ -1,0 +1,58 @@
+"""A real ``Runner.run`` (scripted model) calls an emulator MCP tool through a registered agent,
+then the run's session is sent to threat protection."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agents import Agent, Runner, SQLiteSession, Tool
+from agents_a365.emulator import Emulator, EmulatorAuthorization
+from microsoft_agents.hosting.core import TurnContext
+from openai_test_support import AUTH_HANDLER, other_tasks
+from scripted_openai_model import ScriptedModel, assistant_message, function_call, tool_outputs
+
+from agents_a365.tooling.extensions.openai import McpToolRegistrationService
+
+
+async def test_run_calls_emulator_tool_and_history_reaches_threat_protection(
+    emulator: Emulator,
+    service: McpToolRegistrationService,
+    authorization: EmulatorAuthorization,
+    turn: TurnContext,
+) -> None:
+    def call_send_email(items: list[Any], tools: list[Tool]) -> list[Any]:
+        assert "send_email" in {t.name for t in tools}
+        return [function_call("send_email", {"to": "bob@contoso.example", "subject": "Hi", "body": "Lunch?"})]
+
+    def answer_with_tool_result(items: list[Any], tools: list[Tool]) -> list[Any]:
+        (output,) = tool_outputs(items)
+        sent = json.loads(output)
+        return [assistant_message(f"Done: email {sent['id']} is {sent['status']}.")]
+
+    model = ScriptedModel([call_send_email, answer_with_tool_result])
+    template = Agent(name="assistant", instructions="Help with mail.", model=model)
+    session = SQLiteSession("conversation-1")
+    tasks_before = other_tasks()
+    try:
+        async with service.connected_agent(template, authorization, AUTH_HANDLER, turn) as agent:
+            result = await Runner.run(agent, "Email Bob about lunch", session=session)
+
+        # The MCP tool really ran on the emulator: its state changed.
+        (email,) = emulator.servers["mail"].state.sent
+        assert email.to == ["bob@contoso.example"] and email.subject == "Hi"
+        # ... and its result reached the final output.
+        assert result.final_output == f"Done: email {email.id} is sent."
+        assert other_tasks() == tasks_before
+
+        sent = await service.send_chat_history(turn, session)
+        assert sent.succeeded, sent.errors
+        (request,) = emulator.chat_messages
+        history = request["chatHistory"]
+        assert [m["role"] for m in history] == ["user", "tool", "assistant"]
+        assert history[0]["content"] == "Email Bob about lunch"
+        assert json.loads(history[1]["content"])["id"] == email.id  # the tool result, for injection checks
+        assert history[2]["content"] == result.final_output
+        assert request["userMessage"] == turn.activity.text
+    finally:
+        session.close()

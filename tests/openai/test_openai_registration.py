@@ -1,0 +1,327 @@
+"""Registration of the emulator's MCP servers with an ``agents.Agent``, and their lifecycle."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+from agents import Agent
+from agents.mcp import MCPServerStreamableHttp
+from agents_a365.emulator import (
+    CALENDAR_AUDIENCE,
+    DEFAULT_AGENT_ID,
+    PLATFORM_AUDIENCE,
+    PLATFORM_AUDIENCE_URI,
+    Emulator,
+    EmulatorAuthorization,
+    EmulatorConfig,
+    Fault,
+    TokenIssuer,
+)
+from agents_a365.tooling import McpServerConnectionError, McpToolServerConfigurationService
+from microsoft_agents.hosting.core import TurnContext
+from openai_test_support import AUTH_HANDLER, other_tasks, tooling_configuration
+from support.turns import make_turn_context
+
+from agents_a365.tooling.extensions.openai import ORCHESTRATOR_NAME, McpToolRegistrationService
+
+
+def _streamable(agent: Agent[object]) -> dict[str, MCPServerStreamableHttp]:
+    servers = {}
+    for server in agent.mcp_servers:
+        assert isinstance(server, MCPServerStreamableHttp)
+        servers[server.name] = server
+    return servers
+
+
+def _audience(server: MCPServerStreamableHttp) -> object:
+    token = server.params["headers"]["Authorization"].removeprefix("Bearer ")
+    return TokenIssuer.decode_unverified(token)["aud"]
+
+
+@pytest_asyncio.fixture
+async def stateful_emulator() -> AsyncIterator[Emulator]:
+    """MCP sessions with ids, so closing one is visible as an HTTP DELETE."""
+    async with Emulator(EmulatorConfig(mcp_stateless=False)) as emu:
+        yield emu
+
+
+async def test_one_streamable_http_server_per_discovered_server(
+    emulator: Emulator,
+    service: McpToolRegistrationService,
+    authorization: EmulatorAuthorization,
+    turn: TurnContext,
+) -> None:
+    template = Agent(name="assistant")
+    agent = await service.add_tool_servers_to_agent(template, authorization, AUTH_HANDLER, turn)
+    try:
+        servers = _streamable(agent)
+        assert set(servers) == {"mail", "calendar"}
+        assert servers["mail"].params["url"] == emulator.server_url("mail")
+        assert servers["calendar"].params["url"] == emulator.server_url("calendar")
+        # Per-audience tokens: each server carries its own Authorization.
+        assert _audience(servers["mail"]) in {PLATFORM_AUDIENCE, PLATFORM_AUDIENCE_URI}
+        assert _audience(servers["calendar"]) == CALENDAR_AUDIENCE
+        for server in servers.values():
+            headers = server.params["headers"]
+            assert headers["User-Agent"].endswith(f"{ORCHESTRATOR_NAME})") or ORCHESTRATOR_NAME in headers["User-Agent"]
+            assert headers["x-ms-channel-id"] == "msteams"
+            assert headers["x-ms-subchannel-id"] == "email"
+            assert "x-ms-agentid" in headers
+            # Connected: the SDK lists the tools over MCP right away.
+            assert server.session is not None
+        assert {t.name for t in await servers["mail"].list_tools()} >= {"send_email", "list_emails"}
+        assert {t.name for t in await servers["calendar"].list_tools()} >= {"create_event"}
+        # The emulator saw exactly these headers (its own Authorization per server).
+        for name, server in servers.items():
+            seen = emulator.requests_for(f"mcp:{name}")[0].headers
+            assert seen["authorization"] == server.params["headers"]["Authorization"]
+            assert ORCHESTRATOR_NAME in seen["user-agent"]
+    finally:
+        await service.close_tool_servers(agent)
+
+
+async def test_headers_are_the_tooling_services_complete_headers(
+    emulator: Emulator,
+    service: McpToolRegistrationService,
+    authorization: EmulatorAuthorization,
+    turn: TurnContext,
+) -> None:
+    async with McpToolServerConfigurationService(tooling_configuration(emulator)) as tooling:
+        from agents_a365.tooling import ToolOptions
+
+        configs = await tooling.list_tool_servers(
+            turn, authorization, AUTH_HANDLER, options=ToolOptions(orchestrator_name=ORCHESTRATOR_NAME)
+        )
+    expected = {c.mcp_server_name: c.headers for c in configs}
+    async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn) as agent:
+        actual = {name: dict(s.params["headers"]) for name, s in _streamable(agent).items()}
+    assert actual == expected
+
+
+async def test_returns_a_clone_and_never_mutates_the_template(
+    service: McpToolRegistrationService, authorization: EmulatorAuthorization, turn: TurnContext
+) -> None:
+    template = Agent(name="assistant", instructions="x")
+    template_servers = template.mcp_servers
+    async with service.connected_agent(template, authorization, AUTH_HANDLER, turn) as agent:
+        assert agent is not template
+        assert agent.name == "assistant" and agent.instructions == "x"
+        assert len(agent.mcp_servers) == 2
+        assert template.mcp_servers is template_servers and template.mcp_servers == []
+
+
+async def test_concurrent_turns_of_different_users_get_their_own_servers(
+    emulator: Emulator, service: McpToolRegistrationService, authorization: EmulatorAuthorization
+) -> None:
+    template = Agent(name="shared")
+    turn_1 = make_turn_context(agentic_app_id=DEFAULT_AGENT_ID, user_id="user-1")
+    turn_2 = make_turn_context(agentic_app_id=DEFAULT_AGENT_ID, user_id="user-2")
+    agent_1, agent_2 = await asyncio.gather(
+        service.add_tool_servers_to_agent(template, authorization, AUTH_HANDLER, turn_1),
+        service.add_tool_servers_to_agent(template, authorization, AUTH_HANDLER, turn_2),
+    )
+    try:
+        assert template.mcp_servers == []
+        assert not set(map(id, agent_1.mcp_servers)) & set(map(id, agent_2.mcp_servers))
+    finally:
+        await service.close_tool_servers(agent_1)
+        await service.close_tool_servers(agent_2)
+
+
+async def test_existing_servers_are_kept_and_a_known_url_is_not_added_twice(
+    emulator: Emulator,
+    service: McpToolRegistrationService,
+    authorization: EmulatorAuthorization,
+    turn: TurnContext,
+) -> None:
+    other = MCPServerStreamableHttp({"url": "http://127.0.0.1:9/elsewhere/"}, name="mine")
+    # Same server as discovery's "mail", spelled without the trailing slash.
+    own_mail = MCPServerStreamableHttp({"url": emulator.server_url("mail").rstrip("/")}, name="my-mail")
+    template = Agent(name="assistant", mcp_servers=[other, own_mail])
+    async with service.connected_agent(template, authorization, AUTH_HANDLER, turn) as agent:
+        assert agent.mcp_servers[:2] == [other, own_mail]
+        assert [s.name for s in agent.mcp_servers] == ["mine", "my-mail", "calendar"]
+    assert template.mcp_servers == [other, own_mail]
+    # The caller's own servers are theirs: never connected by the service.
+    assert other.session is None and own_mail.session is None
+
+
+async def test_registering_the_returned_agent_again_adds_nothing(
+    service: McpToolRegistrationService, authorization: EmulatorAuthorization, turn: TurnContext
+) -> None:
+    async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn) as first:
+        async with service.connected_agent(first, authorization, AUTH_HANDLER, turn) as second:
+            assert second.mcp_servers == first.mcp_servers
+            assert second is not first
+
+
+async def test_servers_are_connected_concurrently(
+    emulator: Emulator,
+    service: McpToolRegistrationService,
+    authorization: EmulatorAuthorization,
+    turn: TurnContext,
+) -> None:
+    # Warm discovery and tokens so the timing covers connecting only.
+    async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn):
+        pass
+    delay = 0.8
+    emulator.faults.set("mcp", Fault(latency_ms=delay * 1000, mcp_method="initialize"))
+    started = time.perf_counter()
+    async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn) as agent:
+        elapsed = time.perf_counter() - started
+    assert len(agent.mcp_servers) == 2
+    assert delay <= elapsed < 2 * delay  # one at a time would take two delays
+
+
+async def test_connected_agent_closes_every_session_and_leaves_no_task(
+    stateful_emulator: Emulator, turn: TurnContext
+) -> None:
+    emulator = stateful_emulator
+    tasks_before = other_tasks()
+    async with McpToolRegistrationService(configuration=tooling_configuration(emulator)) as service:
+        async with service.connected_agent(
+            Agent(name="a"), emulator.authorization(), AUTH_HANDLER, turn
+        ) as agent:
+            servers = _streamable(agent)
+            assert all(s.session_id for s in servers.values())
+            assert other_tasks() - tasks_before  # the connection workers are running
+        assert all(s.session is None for s in servers.values())
+        assert other_tasks() == tasks_before
+    deletes = {r.server for r in emulator.requests_for("mcp") if r.method == "DELETE"}
+    assert deletes == {"mail", "calendar"}
+
+
+async def test_close_tool_servers_closes_what_add_tool_servers_to_agent_connected(
+    stateful_emulator: Emulator, turn: TurnContext
+) -> None:
+    emulator = stateful_emulator
+    tasks_before = other_tasks()
+    async with McpToolRegistrationService(configuration=tooling_configuration(emulator)) as service:
+        agent = await service.add_tool_servers_to_agent(Agent(name="a"), emulator.authorization(), AUTH_HANDLER, turn)
+        servers = list(agent.mcp_servers)
+        await service.close_tool_servers(agent)
+        await service.close_tool_servers(agent)  # idempotent
+        await service.close_tool_servers(Agent(name="never registered"))  # ignored
+        assert all(s.session is None for s in servers)  # type: ignore[attr-defined]
+        assert other_tasks() == tasks_before
+    assert len([r for r in emulator.requests_for("mcp") if r.method == "DELETE"]) == 2
+
+
+async def test_service_aclose_closes_servers_still_open(stateful_emulator: Emulator, turn: TurnContext) -> None:
+    emulator = stateful_emulator
+    tasks_before = other_tasks()
+    service = McpToolRegistrationService(configuration=tooling_configuration(emulator))
+    agent = await service.add_tool_servers_to_agent(Agent(name="a"), emulator.authorization(), AUTH_HANDLER, turn)
+    await service.aclose()
+    assert all(s.session is None for s in agent.mcp_servers)  # type: ignore[attr-defined]
+    assert other_tasks() == tasks_before
+    assert len([r for r in emulator.requests_for("mcp") if r.method == "DELETE"]) == 2
+
+
+async def test_a_given_configuration_service_is_used_and_not_closed(
+    emulator: Emulator, authorization: EmulatorAuthorization, turn: TurnContext
+) -> None:
+    async with McpToolServerConfigurationService(tooling_configuration(emulator)) as tooling:
+        async with McpToolRegistrationService(tooling) as service:
+            assert service.configuration_service is tooling
+            async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn):
+                pass
+        # Still usable: the registration service did not close what it did not create.
+        assert await tooling.list_tool_servers(turn, authorization, AUTH_HANDLER)
+    with pytest.raises(ValueError, match="either"):
+        McpToolRegistrationService(tooling, configuration=tooling_configuration(emulator))
+
+
+async def test_unreachable_server_raises_naming_it_and_closes_the_others(
+    stateful_emulator: Emulator, turn: TurnContext
+) -> None:
+    emulator = stateful_emulator
+    emulator.faults.set("mcp:calendar", Fault(status=503))
+    tasks_before = other_tasks()
+    async with McpToolRegistrationService(configuration=tooling_configuration(emulator)) as service:
+        template = Agent(name="a")
+        with pytest.raises(McpServerConnectionError, match="'calendar'") as caught:
+            async with service.connected_agent(template, emulator.authorization(), AUTH_HANDLER, turn):
+                pytest.fail("must not be entered")
+        assert caught.value.server_name == "calendar"
+        assert caught.value.url == emulator.server_url("calendar")
+        assert "Bearer" not in str(caught.value) and "eyJ" not in str(caught.value)
+        assert other_tasks() == tasks_before
+        assert template.mcp_servers == []
+    # mail had connected: it was closed before the error was raised.
+    assert {r.server for r in emulator.requests_for("mcp") if r.method == "DELETE"} == {"mail"}
+
+
+async def test_unreachable_servers_are_all_named(
+    emulator: Emulator, service: McpToolRegistrationService, authorization: EmulatorAuthorization, turn: TurnContext
+) -> None:
+    emulator.faults.set("mcp", Fault(drop=True))
+    tasks_before = other_tasks()
+    with pytest.raises(McpServerConnectionError) as caught:
+        await service.add_tool_servers_to_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn)
+    assert caught.value.server_name in {"mail", "calendar"}
+    assert "'mail'" in str(caught.value) and "'calendar'" in str(caught.value)
+    assert other_tasks() == tasks_before
+
+
+async def test_skip_unreachable_warns_and_keeps_the_others(
+    emulator: Emulator,
+    service: McpToolRegistrationService,
+    authorization: EmulatorAuthorization,
+    turn: TurnContext,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    emulator.faults.set("mcp:calendar", Fault(status=503))
+    tasks_before = other_tasks()
+    with caplog.at_level(logging.WARNING, logger="agents_a365.tooling.extensions.openai"):
+        async with service.connected_agent(
+            Agent(name="a"), authorization, AUTH_HANDLER, turn, skip_unreachable=True
+        ) as agent:
+            assert [s.name for s in agent.mcp_servers] == ["mail"]
+            assert {t.name for t in await agent.mcp_servers[0].list_tools()} >= {"send_email"}
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "calendar" in r.getMessage()]
+    assert warnings
+    assert all("eyJ" not in r.getMessage() for r in caplog.records)
+    assert other_tasks() == tasks_before
+
+
+async def test_server_options_reach_the_sdk_servers(
+    service: McpToolRegistrationService, authorization: EmulatorAuthorization, turn: TurnContext
+) -> None:
+    async with service.connected_agent(
+        Agent(name="a"),
+        authorization,
+        AUTH_HANDLER,
+        turn,
+        server_options={"tool_filter": {"allowed_tool_names": ["list_emails"]}},
+    ) as agent:
+        mail = _streamable(agent)["mail"]
+        assert [t.name for t in await mail.list_tools()] == ["list_emails"]
+    with pytest.raises(ValueError, match="params"):
+        await service.add_tool_servers_to_agent(
+            Agent(name="a"), authorization, AUTH_HANDLER, turn, server_options={"params": {}}
+        )
+
+
+async def test_missing_arguments_raise_value_error(
+    service: McpToolRegistrationService, authorization: EmulatorAuthorization, turn: TurnContext
+) -> None:
+    with pytest.raises(ValueError, match="agent is required"):
+        await service.add_tool_servers_to_agent(None, authorization, AUTH_HANDLER, turn)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="turn_context is required"):
+        await service.add_tool_servers_to_agent(Agent(name="a"), authorization, AUTH_HANDLER, None)  # type: ignore[arg-type]
+
+
+async def test_agent_runs_without_servers_when_none_are_listed(
+    authorization: EmulatorAuthorization, turn: TurnContext
+) -> None:
+    async with Emulator(EmulatorConfig(default_servers=[])) as emu:
+        async with McpToolRegistrationService(configuration=tooling_configuration(emu)) as service:
+            template = Agent(name="a")
+            async with service.connected_agent(template, emu.authorization(), AUTH_HANDLER, turn) as agent:
+                assert agent.mcp_servers == [] and agent is not template
