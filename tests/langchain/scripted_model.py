@@ -47,7 +47,7 @@ def tool_results(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
 class ScriptedChatModel(BaseChatModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    script: list[Step] = Field(default_factory=list)
+    script: list[Any] = Field(default_factory=list)  # of Step (pydantic cannot validate the union)
     repeat_last: bool = False
     seen: list[list[BaseMessage]] = Field(default_factory=list)
     bound_tools: list[dict[str, Any]] = Field(default_factory=list)

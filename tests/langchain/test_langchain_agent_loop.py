@@ -150,10 +150,14 @@ async def test_the_recursion_limit_stops_a_looping_run_and_the_sessions_still_cl
     service: McpToolRegistrationService, turn: Any, authorization: Any
 ) -> None:
     model = ScriptedChatModel(script=[calls(call("list_emails"))], repeat_last=True)
-    with pytest.raises(GraphRecursionError):
+
+    async def run() -> None:
         async with service.mcp_tools(authorization, AUTH_HANDLER, turn) as toolset:
             agent = toolset.create_agent({"model": model})
             await agent.ainvoke({"messages": [HumanMessage("loop")]}, {"recursion_limit": 6})
+
+    with pytest.raises(GraphRecursionError):
+        await run()
     assert our_tasks() == []
     # The service is fine for the next turn.
     async with service.mcp_tools(authorization, AUTH_HANDLER, turn) as toolset:

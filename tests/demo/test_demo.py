@@ -1,0 +1,31 @@
+"""The README's main job runs end to end and shows the whole flow."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_demo_runs_end_to_end(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "demo.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},  # no OPENAI_API_KEY: scripted models
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    # Discovery through the gateway with a token per audience.
+    assert "token aud=api://a365-calendar" in out
+    assert "token aud=ea9ffc3e-8a23-4a7d-836d-234d7c7565c1" in out
+    # Tools listed over MCP.
+    assert "send_email" in out and "create_event" in out
+    # The chat-history record the emulator received.
+    assert '"conversationId": "conversation-1"' in out
+    assert "send_chat_history -> Succeeded" in out
+    assert "Traceback" not in done.stderr
