@@ -9,7 +9,7 @@ from typing import Any
 from agents import Agent, Runner, SQLiteSession, Tool
 from agents_a365.emulator import Emulator, EmulatorAuthorization
 from microsoft_agents.hosting.core import TurnContext
-from openai_test_support import AUTH_HANDLER, other_tasks
+from openai_test_support import AUTH_HANDLER, leaked_tasks, other_tasks
 from scripted_openai_model import ScriptedModel, assistant_message, function_call, tool_outputs
 
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService
@@ -43,7 +43,7 @@ async def test_run_calls_emulator_tool_and_history_reaches_threat_protection(
         assert email.to == ["bob@contoso.example"] and email.subject == "Hi"
         # ... and its result reached the final output.
         assert result.final_output == f"Done: email {email.id} is sent."
-        assert other_tasks() == tasks_before
+        assert not await leaked_tasks(tasks_before)
 
         sent = await service.send_chat_history(turn, session)
         assert sent.succeeded, sent.errors

@@ -24,7 +24,7 @@ from agents_a365.emulator import (
 )
 from agents_a365.tooling import McpServerConnectionError, McpToolServerConfigurationService
 from microsoft_agents.hosting.core import TurnContext
-from openai_test_support import AUTH_HANDLER, other_tasks, tooling_configuration
+from openai_test_support import AUTH_HANDLER, leaked_tasks, other_tasks, tooling_configuration
 from support.turns import make_turn_context
 
 from agents_a365.tooling.extensions.openai import ORCHESTRATOR_NAME, McpToolRegistrationService
@@ -191,7 +191,7 @@ async def test_connected_agent_closes_every_session_and_leaves_no_task(
             assert all(s.session_id for s in servers.values())
             assert other_tasks() - tasks_before  # the connection workers are running
         assert all(s.session is None for s in servers.values())
-        assert other_tasks() == tasks_before
+        assert not await leaked_tasks(tasks_before)
     deletes = {r.server for r in emulator.requests_for("mcp") if r.method == "DELETE"}
     assert deletes == {"mail", "calendar"}
 
@@ -208,7 +208,7 @@ async def test_close_tool_servers_closes_what_add_tool_servers_to_agent_connecte
         await service.close_tool_servers(agent)  # idempotent
         await service.close_tool_servers(Agent(name="never registered"))  # ignored
         assert all(s.session is None for s in servers)  # type: ignore[attr-defined]
-        assert other_tasks() == tasks_before
+        assert not await leaked_tasks(tasks_before)
     assert len([r for r in emulator.requests_for("mcp") if r.method == "DELETE"]) == 2
 
 
@@ -219,7 +219,7 @@ async def test_service_aclose_closes_servers_still_open(stateful_emulator: Emula
     agent = await service.add_tool_servers_to_agent(Agent(name="a"), emulator.authorization(), AUTH_HANDLER, turn)
     await service.aclose()
     assert all(s.session is None for s in agent.mcp_servers)  # type: ignore[attr-defined]
-    assert other_tasks() == tasks_before
+    assert not await leaked_tasks(tasks_before)
     assert len([r for r in emulator.requests_for("mcp") if r.method == "DELETE"]) == 2
 
 
@@ -251,7 +251,7 @@ async def test_unreachable_server_raises_naming_it_and_closes_the_others(
         assert caught.value.server_name == "calendar"
         assert caught.value.url == emulator.server_url("calendar")
         assert "Bearer" not in str(caught.value) and "eyJ" not in str(caught.value)
-        assert other_tasks() == tasks_before
+        assert not await leaked_tasks(tasks_before)
         assert template.mcp_servers == []
     # mail had connected: it was closed before the error was raised.
     assert {r.server for r in emulator.requests_for("mcp") if r.method == "DELETE"} == {"mail"}
@@ -266,7 +266,7 @@ async def test_unreachable_servers_are_all_named(
         await service.add_tool_servers_to_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn)
     assert caught.value.server_name in {"mail", "calendar"}
     assert "'mail'" in str(caught.value) and "'calendar'" in str(caught.value)
-    assert other_tasks() == tasks_before
+    assert not await leaked_tasks(tasks_before)
 
 
 async def test_skip_unreachable_warns_and_keeps_the_others(
@@ -287,7 +287,7 @@ async def test_skip_unreachable_warns_and_keeps_the_others(
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "calendar" in r.getMessage()]
     assert warnings
     assert all("eyJ" not in r.getMessage() for r in caplog.records)
-    assert other_tasks() == tasks_before
+    assert not await leaked_tasks(tasks_before)
 
 
 async def test_server_options_reach_the_sdk_servers(
