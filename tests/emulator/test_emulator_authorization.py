@@ -52,11 +52,13 @@ async def test_exchange_mints_tokens_the_emulator_accepts(
     assert gateway.status_code == 200
 
     calendar = await auth.exchange_token(_context(None), scopes=["api://a365-calendar/Calendars.ReadWrite"])
-    assert calendar is not None and calendar.token
+    assert calendar is not None
+    assert calendar.token
     assert emulator.issuer.verify(calendar.token, CALENDAR_AUDIENCE)["aud"] == CALENDAR_AUDIENCE
 
     default_scope = await auth.exchange_token(object())  # context without an activity is tolerated
-    assert default_scope is not None and default_scope.token
+    assert default_scope is not None
+    assert default_scope.token
 
     records = auth.exchanges
     assert auth.exchange_count == 3
@@ -75,7 +77,8 @@ async def test_failure_modes_switch_at_runtime(emulator: Emulator, caplog: pytes
     auth.failure = ExchangeFailure.EMPTY_TOKEN
     empty = await auth.exchange_token(_context("u"), scopes=[PLATFORM_SCOPE])
     assert isinstance(empty, TokenResponse)
-    assert not empty and empty.token is None
+    assert not empty
+    assert empty.token is None
     auth.failure = ExchangeFailure.NONE
     assert await auth.exchange_token(_context("u")) is None
     auth.failure = ExchangeFailure.RAISE
@@ -83,6 +86,7 @@ async def test_failure_modes_switch_at_runtime(emulator: Emulator, caplog: pytes
         await auth.exchange_token(_context("u"))
     auth.failure = None
     ok = await auth.exchange_token(_context("u"))
-    assert ok is not None and ok.token
+    assert ok is not None
+    assert ok.token
     assert [r.succeeded for r in auth.exchanges] == [False, False, False, True]
     assert ok.token not in caplog.text

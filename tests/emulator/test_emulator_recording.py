@@ -44,7 +44,9 @@ async def test_requests_recorded_in_python_and_over_http(
     assert g.headers["Authorization"] == platform_headers["Authorization"]
 
     rtp = emulator.requests_for("rtp")[0]
-    assert rtp.json == {"bad": True} and rtp.is_json and rtp.body == b'{"bad":true}'
+    assert rtp.json == {"bad": True}
+    assert rtp.is_json
+    assert rtp.body == b'{"bad":true}'
     assert rtp.status == 400
 
     methods = [r.jsonrpc_method for r in emulator.requests_for("mcp:mail")]

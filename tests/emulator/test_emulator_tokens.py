@@ -24,7 +24,8 @@ def test_mint_contains_standard_and_extra_claims() -> None:
     assert claims["oid"] == claims["sub"] == "user-1"
     assert claims["tid"] == "t-1"
     assert claims["xms_par_app_azp"] == "bp"
-    assert isinstance(claims["exp"], int) and claims["exp"] - claims["iat"] == 3600  # type: ignore[operator]
+    assert isinstance(claims["exp"], int)
+    assert claims["exp"] - claims["iat"] == 3600  # type: ignore[operator]
     assert issuer.verify(token, PLATFORM_AUDIENCE)["appid"] == "app-1"
 
 

@@ -9,10 +9,10 @@ from typing import Any
 from langchain.tools import ToolRuntime, tool
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from lc_support import AUTH_HANDLER
+from lc_support import AUTH_HANDLER, tooling_configuration
 from scripted_model import ScriptedChatModel, call, calls, tool_results
 
-from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator
+from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator, EmulatorConfig
 from agents_a365.tooling.extensions.langchain import McpToolRegistrationService, TurnIdentity, turn_identity
 from support.turns import make_turn_context
 
@@ -96,9 +96,7 @@ async def test_all_mcp_tools_are_async(
         assert mcp_tool.func is None  # type: ignore[attr-defined]
 
 
-async def test_parallel_tool_results_merge_through_the_reducer_without_loss(
-    emulator: Emulator, service: McpToolRegistrationService, turn: Any, authorization: Any
-) -> None:
+async def test_parallel_tool_results_merge_through_the_reducer_without_loss(turn: Any) -> None:
     step = calls(
         call("add_note", text="a"),
         call("list_emails"),
@@ -107,20 +105,13 @@ async def test_parallel_tool_results_merge_through_the_reducer_without_loss(
         call("search_emails", query="lunch"),
     )
     model = ScriptedChatModel(script=[step, calls(text="done")])
-    from agents_a365.emulator import EmulatorConfig
-
-    config = EmulatorConfig.with_notes_servers(1)
-    async with Emulator(config) as emu:
-        from lc_support import tooling_configuration
-
-        async with McpToolRegistrationService(configuration=tooling_configuration(emu)) as svc:
-            async with svc.mcp_tools(emu.authorization(), AUTH_HANDLER, turn) as toolset:
-                agent = toolset.create_agent(
-                    {"model": model, "tools": [save_note], "context_schema": TurnIdentity}
-                )
-                result = await agent.ainvoke(
-                    {"messages": [HumanMessage("all at once")]}, context=turn_identity(turn)
-                )
+    async with (
+        Emulator(EmulatorConfig.with_notes_servers(1)) as emu,
+        McpToolRegistrationService(configuration=tooling_configuration(emu)) as svc,
+        svc.mcp_tools(emu.authorization(), AUTH_HANDLER, turn) as toolset,
+    ):
+        agent = toolset.create_agent({"model": model, "tools": [save_note], "context_schema": TurnIdentity})
+        result = await agent.ainvoke({"messages": [HumanMessage("all at once")]}, context=turn_identity(turn))
     tool_messages = [m for m in result["messages"] if isinstance(m, ToolMessage)]
     assert sorted(m.tool_call_id for m in tool_messages) == sorted(c["id"] for c in step.tool_calls)
     assert all(m.status == "success" for m in tool_messages)

@@ -12,12 +12,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 import agents
 import pytest
 import pytest_asyncio
-from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator, EmulatorAuthorization
 from microsoft_agents.hosting.core import TurnContext
 from openai_test_support import tooling_configuration
-from support.turns import make_turn_context
 
+from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator, EmulatorAuthorization
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService
+from support.turns import make_turn_context
 
 
 @pytest.fixture(autouse=True, scope="session")

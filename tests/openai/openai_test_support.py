@@ -13,7 +13,9 @@ AUTH_HANDLER = "agentic"
 
 def tooling_configuration(emulator: Emulator, **overrides: Any) -> ToolingConfiguration:
     """The production path: gateway discovery on the emulator, no manifest."""
-    return ToolingConfiguration(mcp_platform_endpoint=emulator.base_url, use_tooling_manifest=False, **overrides)
+    return ToolingConfiguration(
+        mcp_platform_endpoint=emulator.base_url, use_tooling_manifest=False, **overrides
+    )
 
 
 def _server_singleton(task: asyncio.Task[Any]) -> bool:
@@ -36,6 +38,6 @@ async def leaked_tasks(before: set[asyncio.Task[Any]], *, grace: float = 2.0) ->
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + grace
-    while (extra := other_tasks() - before) and loop.time() < deadline:
+    while (extra := other_tasks() - before) and loop.time() < deadline:  # noqa: ASYNC110 - no event to wait on
         await asyncio.sleep(0.02)
     return extra

@@ -19,7 +19,9 @@ from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessa
 Step = Callable[[list[Any], list[Tool]], list[Any]]
 
 
-def function_call(name: str, arguments: dict[str, Any], call_id: str | None = None) -> ResponseFunctionToolCall:
+def function_call(
+    name: str, arguments: dict[str, Any], call_id: str | None = None
+) -> ResponseFunctionToolCall:
     return ResponseFunctionToolCall(
         type="function_call",
         id=f"fc_{uuid.uuid4().hex[:12]}",

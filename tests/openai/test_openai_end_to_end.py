@@ -7,11 +7,11 @@ import json
 from typing import Any
 
 from agents import Agent, Runner, SQLiteSession, Tool
-from agents_a365.emulator import Emulator, EmulatorAuthorization
 from microsoft_agents.hosting.core import TurnContext
 from openai_test_support import AUTH_HANDLER, leaked_tasks, other_tasks
 from scripted_openai_model import ScriptedModel, assistant_message, function_call, tool_outputs
 
+from agents_a365.emulator import Emulator, EmulatorAuthorization
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService
 
 
@@ -40,7 +40,8 @@ async def test_run_calls_emulator_tool_and_history_reaches_threat_protection(
 
         # The MCP tool really ran on the emulator: its state changed.
         (email,) = emulator.servers["mail"].state.sent
-        assert email.to == ["bob@contoso.example"] and email.subject == "Hi"
+        assert email.to == ["bob@contoso.example"]
+        assert email.subject == "Hi"
         # ... and its result reached the final output.
         assert result.final_output == f"Done: email {email.id} is sent."
         assert not await leaked_tasks(tasks_before)

@@ -11,6 +11,9 @@ import pytest
 import pytest_asyncio
 from agents import Agent
 from agents.mcp import MCPServerStreamableHttp
+from microsoft_agents.hosting.core import TurnContext
+from openai_test_support import AUTH_HANDLER, leaked_tasks, other_tasks, tooling_configuration
+
 from agents_a365.emulator import (
     CALENDAR_AUDIENCE,
     DEFAULT_AGENT_ID,
@@ -23,11 +26,8 @@ from agents_a365.emulator import (
     TokenIssuer,
 )
 from agents_a365.tooling import McpServerConnectionError, McpToolServerConfigurationService
-from microsoft_agents.hosting.core import TurnContext
-from openai_test_support import AUTH_HANDLER, leaked_tasks, other_tasks, tooling_configuration
-from support.turns import make_turn_context
-
 from agents_a365.tooling.extensions.openai import ORCHESTRATOR_NAME, McpToolRegistrationService
+from support.turns import make_turn_context
 
 
 def _streamable(agent: Agent[object]) -> dict[str, MCPServerStreamableHttp]:
@@ -68,7 +68,7 @@ async def test_one_streamable_http_server_per_discovered_server(
         assert _audience(servers["calendar"]) == CALENDAR_AUDIENCE
         for server in servers.values():
             headers = server.params["headers"]
-            assert headers["User-Agent"].endswith(f"{ORCHESTRATOR_NAME})") or ORCHESTRATOR_NAME in headers["User-Agent"]
+            assert headers["User-Agent"].endswith(f"; {ORCHESTRATOR_NAME})")
             assert headers["x-ms-channel-id"] == "msteams"
             assert headers["x-ms-subchannel-id"] == "email"
             assert "x-ms-agentid" in headers
@@ -110,9 +110,11 @@ async def test_returns_a_clone_and_never_mutates_the_template(
     template_servers = template.mcp_servers
     async with service.connected_agent(template, authorization, AUTH_HANDLER, turn) as agent:
         assert agent is not template
-        assert agent.name == "assistant" and agent.instructions == "x"
+        assert agent.name == "assistant"
+        assert agent.instructions == "x"
         assert len(agent.mcp_servers) == 2
-        assert template.mcp_servers is template_servers and template.mcp_servers == []
+        assert template.mcp_servers is template_servers
+        assert template.mcp_servers == []
 
 
 async def test_concurrent_turns_of_different_users_get_their_own_servers(
@@ -148,14 +150,16 @@ async def test_existing_servers_are_kept_and_a_known_url_is_not_added_twice(
         assert [s.name for s in agent.mcp_servers] == ["mine", "my-mail", "calendar"]
     assert template.mcp_servers == [other, own_mail]
     # The caller's own servers are theirs: never connected by the service.
-    assert other.session is None and own_mail.session is None
+    assert other.session is None
+    assert own_mail.session is None
 
 
 async def test_registering_the_returned_agent_again_adds_nothing(
     service: McpToolRegistrationService, authorization: EmulatorAuthorization, turn: TurnContext
 ) -> None:
     async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn) as first:
-        async with service.connected_agent(first, authorization, AUTH_HANDLER, turn) as second:
+        second_cm = service.connected_agent(first, authorization, AUTH_HANDLER, turn)
+        async with second_cm as second:
             assert second.mcp_servers == first.mcp_servers
             assert second is not first
 
@@ -169,7 +173,7 @@ async def test_servers_are_connected_concurrently(
     # Warm discovery and tokens so the timing covers connecting only.
     async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn):
         pass
-    delay = 0.8
+    delay = 1.0
     emulator.faults.set("mcp", Fault(latency_ms=delay * 1000, mcp_method="initialize"))
     started = time.perf_counter()
     async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn) as agent:
@@ -202,7 +206,9 @@ async def test_close_tool_servers_closes_what_add_tool_servers_to_agent_connecte
     emulator = stateful_emulator
     tasks_before = other_tasks()
     async with McpToolRegistrationService(configuration=tooling_configuration(emulator)) as service:
-        agent = await service.add_tool_servers_to_agent(Agent(name="a"), emulator.authorization(), AUTH_HANDLER, turn)
+        agent = await service.add_tool_servers_to_agent(
+            Agent(name="a"), emulator.authorization(), AUTH_HANDLER, turn
+        )
         servers = list(agent.mcp_servers)
         await service.close_tool_servers(agent)
         await service.close_tool_servers(agent)  # idempotent
@@ -212,11 +218,15 @@ async def test_close_tool_servers_closes_what_add_tool_servers_to_agent_connecte
     assert len([r for r in emulator.requests_for("mcp") if r.method == "DELETE"]) == 2
 
 
-async def test_service_aclose_closes_servers_still_open(stateful_emulator: Emulator, turn: TurnContext) -> None:
+async def test_service_aclose_closes_servers_still_open(
+    stateful_emulator: Emulator, turn: TurnContext
+) -> None:
     emulator = stateful_emulator
     tasks_before = other_tasks()
     service = McpToolRegistrationService(configuration=tooling_configuration(emulator))
-    agent = await service.add_tool_servers_to_agent(Agent(name="a"), emulator.authorization(), AUTH_HANDLER, turn)
+    agent = await service.add_tool_servers_to_agent(
+        Agent(name="a"), emulator.authorization(), AUTH_HANDLER, turn
+    )
     await service.aclose()
     assert all(s.session is None for s in agent.mcp_servers)  # type: ignore[attr-defined]
     assert not await leaked_tasks(tasks_before)
@@ -250,7 +260,8 @@ async def test_unreachable_server_raises_naming_it_and_closes_the_others(
                 pytest.fail("must not be entered")
         assert caught.value.server_name == "calendar"
         assert caught.value.url == emulator.server_url("calendar")
-        assert "Bearer" not in str(caught.value) and "eyJ" not in str(caught.value)
+        assert "Bearer" not in str(caught.value)
+        assert "eyJ" not in str(caught.value)
         assert not await leaked_tasks(tasks_before)
         assert template.mcp_servers == []
     # mail had connected: it was closed before the error was raised.
@@ -258,14 +269,18 @@ async def test_unreachable_server_raises_naming_it_and_closes_the_others(
 
 
 async def test_unreachable_servers_are_all_named(
-    emulator: Emulator, service: McpToolRegistrationService, authorization: EmulatorAuthorization, turn: TurnContext
+    emulator: Emulator,
+    service: McpToolRegistrationService,
+    authorization: EmulatorAuthorization,
+    turn: TurnContext,
 ) -> None:
     emulator.faults.set("mcp", Fault(drop=True))
     tasks_before = other_tasks()
     with pytest.raises(McpServerConnectionError) as caught:
         await service.add_tool_servers_to_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn)
     assert caught.value.server_name in {"mail", "calendar"}
-    assert "'mail'" in str(caught.value) and "'calendar'" in str(caught.value)
+    assert "'mail'" in str(caught.value)
+    assert "'calendar'" in str(caught.value)
     assert not await leaked_tasks(tasks_before)
 
 
@@ -317,11 +332,34 @@ async def test_missing_arguments_raise_value_error(
         await service.add_tool_servers_to_agent(Agent(name="a"), authorization, AUTH_HANDLER, None)  # type: ignore[arg-type]
 
 
-async def test_agent_runs_without_servers_when_none_are_listed(
-    authorization: EmulatorAuthorization, turn: TurnContext
+async def test_agent_runs_without_servers_when_none_are_listed(turn: TurnContext) -> None:
+    async with (
+        Emulator(EmulatorConfig(default_servers=[])) as emu,
+        McpToolRegistrationService(configuration=tooling_configuration(emu)) as service,
+    ):
+        template = Agent(name="a")
+        async with service.connected_agent(template, emu.authorization(), AUTH_HANDLER, turn) as agent:
+            assert agent.mcp_servers == []
+            assert agent is not template
+
+
+async def test_cancelling_while_connecting_stays_cancelled_and_leaks_nothing(
+    emulator: Emulator,
+    service: McpToolRegistrationService,
+    authorization: EmulatorAuthorization,
+    turn: TurnContext,
 ) -> None:
-    async with Emulator(EmulatorConfig(default_servers=[])) as emu:
-        async with McpToolRegistrationService(configuration=tooling_configuration(emu)) as service:
-            template = Agent(name="a")
-            async with service.connected_agent(template, emu.authorization(), AUTH_HANDLER, turn) as agent:
-                assert agent.mcp_servers == [] and agent is not template
+    # Warm discovery so the cancellation lands while the servers connect.
+    async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn):
+        pass
+    emulator.faults.set("mcp:calendar", Fault(latency_ms=3000, mcp_method="initialize"))
+    tasks_before = other_tasks()
+    task = asyncio.create_task(
+        service.add_tool_servers_to_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn)
+    )
+    await asyncio.sleep(0.5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not await leaked_tasks(tasks_before, grace=4.0)
+    assert "open_agents=0" in repr(service)

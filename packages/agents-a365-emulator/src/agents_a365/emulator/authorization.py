@@ -7,7 +7,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from microsoft_agents.activity import TokenResponse
@@ -26,10 +26,10 @@ __all__ = [
 logger = logging.getLogger("agents_a365.emulator.authorization")
 
 
-class ExchangeFailure(str, Enum):
+class ExchangeFailure(StrEnum):
     """How :meth:`EmulatorAuthorization.exchange_token` fails when a failure mode is set."""
 
-    EMPTY_TOKEN = "empty_token"
+    EMPTY_TOKEN = "empty_token"  # noqa: S105 - a mode name, not a secret
     """Return a ``TokenResponse`` without a token."""
     NONE = "none"
     """Return ``None``."""

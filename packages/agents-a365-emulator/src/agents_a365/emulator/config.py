@@ -76,7 +76,7 @@ class EmulatorConfig(BaseModel):
     mcp_stateless: bool = True
     mcp_json_response: bool = True
     max_recorded_requests: int | None = Field(default=100_000, ge=1)
-    shutdown_timeout: float = Field(default=2.0, gt=0)
+    shutdown_timeout: int = Field(default=2, ge=1)
 
     @model_validator(mode="after")
     def _check_references(self) -> EmulatorConfig:

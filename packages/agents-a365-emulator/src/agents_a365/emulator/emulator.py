@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 from collections.abc import Generator, Mapping
 from types import TracebackType
 from typing import Any
@@ -59,6 +60,7 @@ class Emulator:
         self._server: _InProcessServer | None = None
         self._task: asyncio.Task[None] | None = None
         self._base_url: str | None = None
+        self._listener: socket.socket | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------------------
 
@@ -87,17 +89,20 @@ class Emulator:
             timeout_graceful_shutdown=self.config.shutdown_timeout,
             timeout_keep_alive=5,
         )
+        listener = _bind(self.host, self.port)
         server = _InProcessServer(uv_config)
         self._server = server
-        self._task = asyncio.create_task(server.serve(), name=f"a365-emulator-{self.host}:{self.port}")
+        self._listener = listener
+        self._task = asyncio.create_task(
+            _serve(server, listener), name=f"a365-emulator-{self.host}:{self.port}"
+        )
         try:
             await self._wait_started(server, self._task)
         except BaseException:
             await self.stop()
             raise
-        sockets = server.servers[0].sockets if server.servers else []
-        port = sockets[0].getsockname()[1]
-        self._base_url = f"http://{self.host}:{port}"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        self._base_url = f"http://{host}:{listener.getsockname()[1]}"
         logger.info("Agent 365 emulator listening on %s", self._base_url)
         return self
 
@@ -108,16 +113,18 @@ class Emulator:
         while not server.started:
             if task.done():
                 exc = task.exception() if not task.cancelled() else None
-                raise RuntimeError(f"emulator failed to start: {exc!r}") from exc
+                raise RuntimeError(f"emulator failed to start: {exc}") from exc
             if loop.time() > deadline:
                 raise RuntimeError("emulator did not start in time")
             await asyncio.sleep(0.005)
 
     async def stop(self) -> None:
         """Stop serving and wait for the server (and its MCP sessions) to shut down."""
-        server, task = self._server, self._task
-        self._server, self._task = None, None
+        server, task, listener = self._server, self._task, self._listener
+        self._server, self._task, self._listener = None, None, None
         if server is None or task is None:
+            if listener is not None:
+                listener.close()
             return
         server.should_exit = True
         try:
@@ -127,10 +134,12 @@ class Emulator:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        except SystemExit:  # uvicorn exits this way when startup fails; start() reports it
+        except RuntimeError:  # startup failed; start() has already reported it
             pass
         finally:
             self._base_url = None
+            if listener is not None:
+                listener.close()  # uvicorn closes it on a normal shutdown, not when startup failed
         logger.info("Agent 365 emulator stopped")
 
     async def __aenter__(self) -> Emulator:
@@ -246,6 +255,31 @@ class Emulator:
                 await _wait_disconnect(receive)
                 return True
         return False
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (``OSError`` if the port is taken)."""
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+        sock.setblocking(False)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+async def _serve(server: uvicorn.Server, listener: socket.socket) -> None:
+    """Run uvicorn on ``listener``, turning its ``sys.exit`` on startup failure into an ordinary error."""
+    try:
+        await server.serve(sockets=[listener])
+    except SystemExit as exc:
+        raise RuntimeError(f"uvicorn exited with status {exc.code} (see the log for the cause)") from None
 
 
 async def _wait_disconnect(receive: Receive) -> None:

@@ -16,11 +16,9 @@ if TYPE_CHECKING:
     from agents_a365.emulator.emulator import Emulator
 
 try:  # pytest-asyncio registers async fixtures in every mode (auto and strict).
-    import pytest_asyncio
-
-    _async_fixture = pytest_asyncio.fixture
+    from pytest_asyncio import fixture as _async_fixture
 except ImportError:  # pragma: no cover - without pytest-asyncio async fixtures need another runner
-    _async_fixture = pytest.fixture
+    _async_fixture = pytest.fixture  # type: ignore[assignment]
 
 
 @_async_fixture

@@ -5,6 +5,7 @@ and a Starlette/FastAPI response helper (starlette is only imported when the hel
 LangChain/LangGraph and OpenAI Agents converters live in the extension packages.
 """
 
+from ._json import ArgumentsParser
 from .chunks import FINISH_REASONS, UI_CHUNK_TYPES, FinishReason, UIChunk
 from .converter import DEFAULT_ERROR_TEXT, ErrorTextFunction, UIStreamConverter
 from .messages import UIChatRequest, UIMessage, UIMessagePart, UIStep, UIToolCall, iter_steps
@@ -13,6 +14,7 @@ from .sse import SSE_DONE, encode_sse, to_jsonable
 from .state import UIMessageStreamState
 
 __all__ = [
+    "ArgumentsParser",
     "DEFAULT_ERROR_TEXT",
     "FINISH_REASONS",
     "SSE_DONE",

@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["output_as_json", "parse_arguments"]
+__all__ = ["ArgumentsParser", "output_as_json", "parse_arguments"]
 
 _JSON_START = frozenset('{["-0123456789tfn')
 
 
-def parse_arguments(text: str) -> tuple[bool, Any, str]:
-    """Parse accumulated tool-call arguments once: ``(ok, value, error)``; empty arguments mean ``{}``."""
+ArgumentsParser = Callable[[str], Any]
+"""Parses complete tool-call argument text; raises ``ValueError`` when it is not acceptable."""
+
+
+def parse_arguments(text: str, parser: ArgumentsParser | None = None) -> tuple[bool, Any, str]:
+    """Parse accumulated tool-call arguments once: ``(ok, value, error)``; empty arguments mean ``{}``.
+
+    ``parser`` lets a converter accept exactly what its orchestrator accepts (strict JSON by default).
+    """
     if not text.strip():
         return True, {}, ""
     try:
-        return True, json.loads(text), ""
+        return True, (parser or json.loads)(text), ""
     except ValueError as exc:
         return False, text, f"Invalid JSON in tool arguments: {exc}"
 

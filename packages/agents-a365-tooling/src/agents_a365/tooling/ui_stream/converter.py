@@ -5,9 +5,10 @@ from __future__ import annotations
 import inspect
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterable, Callable
 from typing import Any, Generic, TypeVar
 
+from ._json import ArgumentsParser
 from .chunks import UIChunk
 from .sse import SSE_DONE, encode_sse
 from .state import UIMessageStreamState
@@ -38,8 +39,14 @@ class UIStreamConverter(ABC, Generic[EventT]):
     source stream is closed, which cancels the agent run.
     """
 
-    def __init__(self, *, message_id: str | None = None, on_error: ErrorTextFunction | None = None) -> None:
-        self.state = UIMessageStreamState(message_id)
+    def __init__(
+        self,
+        *,
+        message_id: str | None = None,
+        on_error: ErrorTextFunction | None = None,
+        arguments_parser: ArgumentsParser | None = None,
+    ) -> None:
+        self.state = UIMessageStreamState(message_id, arguments_parser=arguments_parser)
         self._on_error = on_error or _mask_error
 
     @abstractmethod
@@ -77,7 +84,7 @@ class UIStreamConverter(ABC, Generic[EventT]):
             await _aclose(iterator)
             self.on_close()
 
-    async def frames(self, events: AsyncIterable[EventT]) -> AsyncIterator[str]:
+    async def frames(self, events: AsyncIterable[EventT]) -> AsyncGenerator[str, None]:
         """SSE frames, ``data: [DONE]`` last."""
         source = self.chunks(events)
         try:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import chunks as c
-from ._json import output_as_json, parse_arguments
+from ._json import ArgumentsParser, output_as_json, parse_arguments
 from .chunks import FinishReason, UIChunk
 from .sse import to_jsonable
 
@@ -49,6 +49,7 @@ class UIMessageStreamState:
         "_finished",
         "_input_errors",
         "_out",
+        "_parser",
         "_reasoning_id",
         "_reasoning_key",
         "_started",
@@ -63,7 +64,8 @@ class UIMessageStreamState:
         "message_id",
     )
 
-    def __init__(self, message_id: str | None = None) -> None:
+    def __init__(self, message_id: str | None = None, *, arguments_parser: ArgumentsParser | None = None) -> None:
+        self._parser = arguments_parser
         self.message_id = message_id or f"msg_{uuid.uuid4().hex}"
         self.finish_reason: FinishReason | None = None
         """Set by converters from the provider's stop reason; ``finish()`` derives one otherwise."""
@@ -269,7 +271,7 @@ class UIMessageStreamState:
 
     def _input_available(self, tool_call_id: str, tool_name: str, arguments: str | Any) -> None:
         if isinstance(arguments, str):
-            ok, value, error = parse_arguments(arguments)
+            ok, value, error = parse_arguments(arguments, self._parser)
         else:
             ok, value, error = True, arguments, ""
         self._awaiting[tool_call_id] = tool_name
@@ -361,7 +363,9 @@ class UIMessageStreamState:
         self.end_model_output()
         for tool_call_id in list(self._awaiting):
             self._awaiting.pop(tool_call_id)
-            self._input_errors.discard(tool_call_id)
+            if tool_call_id in self._input_errors:
+                self._input_errors.discard(tool_call_id)  # already terminal: keep the argument error
+                continue
             self._out.append(c.tool_output_error_chunk(tool_call_id, _UNFINISHED_TOOL_TEXT))
         had_tool_calls = self._step_had_tool_calls
         if self._step_open:

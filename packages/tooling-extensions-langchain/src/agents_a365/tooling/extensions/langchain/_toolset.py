@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from langchain.agents import create_agent
 from langchain_core.tools import BaseTool
 
 from agents_a365.tooling import MCPServerConfig
-from langchain.agents import create_agent
 
 from ._naming import resolve_tool_names
 

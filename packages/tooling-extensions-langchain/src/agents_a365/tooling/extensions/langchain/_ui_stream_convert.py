@@ -6,6 +6,7 @@ from collections.abc import Hashable, Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
+from langchain_core.utils.json import parse_partial_json
 
 from agents_a365.tooling.ui_stream import ErrorTextFunction, FinishReason, UIStreamConverter
 
@@ -29,6 +30,15 @@ def _tool_output(content: Any) -> Any:
     return content
 
 
+def _langchain_arguments(text: str) -> dict[str, Any]:
+    """Accept exactly what LangChain accepts when it merges the chunks (partial JSON, object only), so the
+    UI shows the input the tool really ran with."""
+    value = parse_partial_json(text)
+    if not isinstance(value, dict):
+        raise ValueError("tool arguments must be a JSON object")
+    return value
+
+
 class LangChainUIStreamConverter(UIStreamConverter[Any]):
     """Accepts what LangGraph/LangChain streams yield, in any of these shapes:
 
@@ -50,7 +60,7 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
         on_error: ErrorTextFunction | None = None,
         model_nodes: set[str] | frozenset[str] | None = None,
     ) -> None:
-        super().__init__(message_id=message_id, on_error=on_error)
+        super().__init__(message_id=message_id, on_error=on_error, arguments_parser=_langchain_arguments)
         self._model_nodes = model_nodes
         self._last_tool_key: Hashable | None = None
 

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Protocol, Self
 
+from langchain.agents import create_agent
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
@@ -20,7 +21,6 @@ from agents_a365.tooling import (
     ToolingConfiguration,
     ToolOptions,
 )
-from langchain.agents import create_agent
 
 from ._connections import build_client, load_tools_per_call, open_sessions
 from ._conversion import convert_messages

@@ -14,7 +14,7 @@ async def agent_stream(request: Request):
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterable, Iterable, Mapping
 from typing import Any
 
 from agents_a365.tooling.ui_stream import (
@@ -46,7 +46,7 @@ def stream_langgraph(
     message_id: str | None = None,
     on_error: ErrorTextFunction | None = None,
     model_nodes: set[str] | frozenset[str] | None = None,
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str, None]:
     """SSE frames for a LangGraph/LangChain stream (see ``LangChainUIStreamConverter`` for the shapes).
 
     Closing the returned iterator (e.g. on client disconnect) closes ``agent_stream``, cancelling the run.
@@ -64,7 +64,7 @@ def stream_langgraph_agent(
     message_id: str | None = None,
     on_error: ErrorTextFunction | None = None,
     model_nodes: set[str] | frozenset[str] | None = None,
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str, None]:
     """Run ``agent`` (e.g. from ``create_agent``) on the ``useChat`` messages and stream SSE frames.
 
     Uses ``astream(..., stream_mode=["messages", "updates"])``: token deltas from ``messages``, and

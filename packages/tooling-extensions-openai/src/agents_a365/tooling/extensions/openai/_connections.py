@@ -26,6 +26,8 @@ def _describe(exc: BaseException) -> str:
     # anyio task groups wrap the real failure in exception groups.
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    if isinstance(exc, asyncio.CancelledError):
+        return "the connection was interrupted"
     text = _BEARER.sub(r"\1<redacted>", _JWT.sub("<redacted-token>", str(exc)))
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
@@ -52,7 +54,10 @@ class McpServerConnections:
             cleanup_timeout_seconds=cleanup_timeout,
             drop_failed_servers=True,
             strict=False,  # collect every failure, then decide (error or skip) here
-            suppress_cancelled_error=False,  # a cancelled turn must stay cancelled
+            # The MCP v1 transport reports some connection failures (a dropped connection) as a
+            # CancelledError out of connect(): record those as failures. A real cancellation of
+            # the caller is detected with Task.cancelling() in connect() below.
+            suppress_cancelled_error=True,
             connect_in_parallel=True,
         )
         self._closed = False
@@ -75,7 +80,7 @@ class McpServerConnections:
         where = f" at {url}" if url else ""
         cause = _describe(exc) if exc is not None else "connection failed"
         error = McpServerConnectionError(
-            f"MCP server {name!r}{where} is unreachable: {cause}", server_name=name, url=url
+            f"MCP server {name!r}{where} could not be connected: {cause}", server_name=name, url=url
         )
         if exc is not None:
             error.__cause__ = exc
@@ -93,6 +98,11 @@ class McpServerConnections:
             # The manager cleans up on failure; closing again is a no-op then, but makes sure.
             await self.aclose()
             raise
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            # Cancelled while connecting (the manager may have swallowed it): stay cancelled.
+            await self.aclose()
+            raise asyncio.CancelledError
         errors = self._manager.errors
         failures = [self._error(server, errors.get(server)) for server in self._manager.failed_servers]
         if failures and not skip_unreachable:
@@ -101,7 +111,7 @@ class McpServerConnections:
             if len(failures) > 1:
                 others = ", ".join(repr(f.server_name) for f in failures[1:])
                 raise McpServerConnectionError(
-                    f"{first} (also unreachable: {others})", server_name=first.server_name, url=first.url
+                    f"{first} (also failed: {others})", server_name=first.server_name, url=first.url
                 ) from first.__cause__
             raise first
         for failure in failures:

@@ -24,9 +24,7 @@ def normalize_url(url: str) -> str:
         parts = urlsplit(text)
     except ValueError:
         return text.rstrip("/")
-    return urlunsplit(
-        (parts.scheme.lower(), parts.netloc.lower(), parts.path.rstrip("/"), parts.query, "")
-    )
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path.rstrip("/"), parts.query, ""))
 
 
 def server_url(server: MCPServer) -> str | None:

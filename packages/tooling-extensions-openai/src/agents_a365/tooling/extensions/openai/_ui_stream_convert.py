@@ -65,7 +65,9 @@ async def run_events(result: RunResultStreaming) -> AsyncGenerator[StreamEvent, 
     finally:
         if not result.is_complete:
             result.cancel()  # stops the background run task (model call, running tools)
-        await events.aclose()
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 class OpenAIUIStreamConverter(UIStreamConverter[StreamEvent]):

@@ -60,9 +60,7 @@ class McpToolRegistrationService:
         if configuration_service is not None and configuration is not None:
             raise ValueError("pass either configuration_service or configuration, not both")
         self._owns_configuration_service = configuration_service is None
-        self.configuration_service = configuration_service or McpToolServerConfigurationService(
-            configuration
-        )
+        self.configuration_service = configuration_service or McpToolServerConfigurationService(configuration)
         # id(returned agent) -> (that agent, its connections). The agent is held so its id
         # cannot be reused by another object while the entry exists.
         self._open: dict[int, tuple[Agent[Any], McpServerConnections]] = {}

@@ -14,7 +14,7 @@ async def agent_stream(request: Request):
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
 
 from agents import Agent, RunConfig, Runner, RunResultStreaming, ToolCallOutputItem
@@ -50,7 +50,7 @@ def stream_openai_run(
     message_id: str | None = None,
     on_error: ErrorTextFunction | None = None,
     is_tool_error: Callable[[ToolCallOutputItem], bool] | None = None,
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str, None]:
     """SSE frames for ``Runner.run_streamed(...)``; closing them (client disconnect) cancels the run.
 
     ``on_error`` turns an exception into the ``errorText`` the client sees (masked by default).
@@ -84,4 +84,4 @@ async def stream_openai_agent(
         async for frame in frames:
             yield frame
     finally:
-        await frames.aclose()  # type: ignore[attr-defined]
+        await frames.aclose()

@@ -1,0 +1,108 @@
+"""The pure conversion and naming functions (no I/O)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, ChatMessage, HumanMessage, ToolMessage
+from langchain_core.tools import StructuredTool
+
+from agents_a365.tooling.extensions.langchain import (
+    convert_messages,
+    extract_text,
+    map_role,
+    resolve_tool_names,
+)
+
+
+class Duck:
+    def __init__(self, **fields: Any) -> None:
+        self.__dict__.update(fields)
+
+
+@pytest.mark.parametrize(
+    ("message", "role"),
+    [
+        (Duck(type="human"), "user"),
+        (Duck(type="ai"), "assistant"),
+        (Duck(type="AIMessageChunk"), "assistant"),
+        (Duck(type="chat", role=""), "user"),
+        (Duck(type="chat", role=None), "user"),
+        (ChatMessage("x", role=" judge "), "judge"),
+        (Duck(type="remove"), "user"),
+        (Duck(type=3), "user"),
+        (object(), "user"),
+    ],
+)
+def test_map_role(message: Any, role: str) -> None:
+    assert map_role(message) == role
+
+
+@pytest.mark.parametrize(
+    ("message", "text"),
+    [
+        (HumanMessage("plain"), "plain"),
+        (
+            Duck(content=["a", {"type": "text", "text": "b"}, {"text": "c"}, {"type": "image"}, 5, None]),
+            "a b c",
+        ),
+        (Duck(content=[Duck(text="x"), Duck(text=None)]), "x"),
+        (Duck(text=lambda: "called"), "called"),
+        (Duck(content={"type": "text", "text": "dict is not a list"}), None),
+        (Duck(content=b"bytes"), None),
+        (Duck(content=None), None),
+        (Duck(), None),
+        (
+            ToolMessage(
+                content=[{"type": "text", "text": "r1"}, {"type": "text", "text": "r2"}], tool_call_id="c"
+            ),
+            "r1r2",
+        ),
+    ],
+)
+def test_extract_text(message: Any, text: str | None) -> None:
+    assert extract_text(message) == text
+
+
+def test_convert_messages_argument_errors() -> None:
+    with pytest.raises(ValueError, match="messages is required"):
+        convert_messages(None)
+    for wrong in ("text", b"bytes", {"a": 1}, 42):
+        with pytest.raises(ValueError, match="messages must be a sequence of messages"):
+            convert_messages(wrong)
+    for limit in (-1, 1.5, True, "3"):
+        with pytest.raises(ValueError, match="limit must be a non-negative integer"):
+            convert_messages([], limit)  # type: ignore[arg-type]
+
+
+def test_limit_counts_convertible_messages_from_the_newest() -> None:
+    messages = [HumanMessage("a"), AIMessage("b"), AIMessage(""), HumanMessage("c")]
+    assert [m.content for m in convert_messages(messages, limit=2)] == ["b", "c"]
+    assert [m.content for m in convert_messages(messages, limit=10)] == ["a", "b", "c"]
+    assert convert_messages(iter(messages), limit=0) == []
+
+
+def _tool(name: str) -> StructuredTool:
+    async def run() -> str:
+        return name
+
+    return StructuredTool.from_function(coroutine=run, name=name, description=name)
+
+
+def test_name_clash_rule() -> None:
+    own = [_tool("search")]
+    by_server = {
+        "b": [_tool("search"), _tool("add"), _tool("unique_b")],
+        "a": [_tool("add"), _tool("b_add")],  # a's b_add would collide with b's prefixed add
+    }
+    names = [t.name for t in resolve_tool_names(own, by_server)]
+    assert names == ["b_search", "b_add_2", "unique_b", "a_add", "b_add"]
+    reordered = {"a": by_server["a"], "b": by_server["b"]}
+    assert sorted(t.name for t in resolve_tool_names(own, reordered)) == sorted(names)
+    assert len(set(names)) == len(names)
+
+
+def test_unsafe_server_names_give_provider_safe_tool_names() -> None:
+    names = [t.name for t in resolve_tool_names([], {"my server.v2": [_tool("x")], "other": [_tool("x")]})]
+    assert names == ["my_server_v2_x", "other_x"]

@@ -1,0 +1,96 @@
+"""UI message stream tests: the real AI SDK client validates our SSE (installed by ``npm ci`` here)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agents import set_tracing_disabled
+
+JS_DIR = Path(__file__).parent / "js"
+EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
+NPM_TIMEOUT = 300
+NODE_TIMEOUT = 120
+
+# Helpers next to the tests (``_client``, the scripted models) and the example app (outside the packages).
+for _path in (str(Path(__file__).parent), str(EXAMPLES_DIR)):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+from _client import Validate  # noqa: E402 - needs the path above
+
+# No OpenAI key in tests: the Agents SDK must not try to export traces.
+set_tracing_disabled(True)
+
+
+def _pinned_ai_version() -> str:
+    return str(json.loads((JS_DIR / "package.json").read_text())["dependencies"]["ai"])
+
+
+def _installed_ai_version() -> str | None:
+    manifest = JS_DIR / "node_modules" / "ai" / "package.json"
+    if not manifest.exists():
+        return None
+    return str(json.loads(manifest.read_text())["version"])
+
+
+@pytest.fixture(scope="session")
+def node_client() -> Path:
+    """Installs the pinned ``ai`` package from the npm registry (``npm ci``, lock file committed)."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.fail(
+            "The UI message stream tests need Node.js (>= 18) and npm on PATH: they validate the SSE output "
+            "with the real AI SDK client (npm package 'ai'). Install Node.js and re-run pytest."
+        )
+    if _installed_ai_version() != _pinned_ai_version():
+        try:
+            completed = subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+                cwd=JS_DIR,
+                capture_output=True,
+                text=True,
+                timeout=NPM_TIMEOUT,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"npm ci in {JS_DIR} did not finish within {NPM_TIMEOUT}s")
+        if completed.returncode != 0:
+            pytest.fail(f"npm ci in {JS_DIR} failed ({completed.returncode}):\n{completed.stderr[-4000:]}")
+    return JS_DIR / "parse.mjs"
+
+
+@pytest.fixture
+def validate(node_client: Path) -> Validate:
+    """``await validate({"name": sse_text})`` -> what the real client made of each stream."""
+
+    async def run(scenarios: dict[str, str]) -> dict[str, Any]:
+        process = await asyncio.create_subprocess_exec(
+            "node",
+            str(node_client),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=JS_DIR,
+        )
+        try:
+            stdout, stderr = await asyncio.wait_for(
+                process.communicate(json.dumps(scenarios).encode()), timeout=NODE_TIMEOUT
+            )
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+            raise
+        assert process.returncode == 0, stderr.decode()
+        results: dict[str, Any] = json.loads(stdout)
+        for name, result in results.items():
+            assert "fatal" not in result, f"{name}: {result.get('fatal')}"
+        return results
+
+    return run
