@@ -57,7 +57,7 @@ def test_map_role(message: Any, role: str) -> None:
             ToolMessage(
                 content=[{"type": "text", "text": "r1"}, {"type": "text", "text": "r2"}], tool_call_id="c"
             ),
-            "r1r2",
+            "r1 r2",  # parts joined by one space, as the OpenAI extension does (contract)
         ),
     ],
 )
@@ -76,9 +76,11 @@ def test_convert_messages_argument_errors() -> None:
             convert_messages([], limit)  # type: ignore[arg-type]
 
 
-def test_limit_counts_convertible_messages_from_the_newest() -> None:
+def test_limit_takes_the_most_recent_messages_then_skips_those_without_text() -> None:
+    # Same semantics as openai-agents' Session.get_items(limit): the newest N items of the history.
     messages = [HumanMessage("a"), AIMessage("b"), AIMessage(""), HumanMessage("c")]
-    assert [m.content for m in convert_messages(messages, limit=2)] == ["b", "c"]
+    assert [m.content for m in convert_messages(messages, limit=2)] == ["c"]
+    assert [m.content for m in convert_messages(messages, limit=3)] == ["b", "c"]
     assert [m.content for m in convert_messages(messages, limit=10)] == ["a", "b", "c"]
     assert convert_messages(iter(messages), limit=0) == []
 

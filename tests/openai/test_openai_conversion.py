@@ -160,3 +160,18 @@ def test_an_empty_list_converts_to_an_empty_list() -> None:
 def test_non_sequences_raise_value_error(bad: Any) -> None:
     with pytest.raises(ValueError, match="messages"):
         to_chat_history_messages(bad)
+
+
+def test_lone_surrogates_become_replacement_characters_so_the_history_stays_sendable() -> None:
+    # json.loads (as SQLiteSession uses) turns "\ud800" escapes into lone surrogates.
+    message = _one({"role": "user", "content": "a\ud800b", "id": "i\udfff"})
+    assert message is not None
+    assert message.content == "a\ufffdb"
+    assert message.id == "i\ufffd"
+    message.model_dump_json()  # encodable
+
+
+def test_ordinary_text_is_untouched() -> None:
+    message = _one({"role": "user", "content": "héllo 👋 \u2028"})
+    assert message is not None
+    assert message.content == "héllo 👋 \u2028"

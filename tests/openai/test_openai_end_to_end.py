@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from agents import Agent, Runner, SQLiteSession, Tool
 from microsoft_agents.hosting.core import TurnContext
 from openai_test_support import AUTH_HANDLER, leaked_tasks, other_tasks
@@ -13,6 +14,9 @@ from scripted_openai_model import ScriptedModel, assistant_message, function_cal
 
 from agents_a365.emulator import Emulator, EmulatorAuthorization
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService
+
+# The SDK (not this package) opens its MCP v1 transport with mcp's deprecated streamablehttp_client.
+pytestmark = pytest.mark.filterwarnings("ignore:Use `streamable_http_client` instead:DeprecationWarning")
 
 
 async def test_run_calls_emulator_tool_and_history_reaches_threat_protection(

@@ -29,6 +29,9 @@ from agents_a365.tooling import McpServerConnectionError, McpToolServerConfigura
 from agents_a365.tooling.extensions.openai import ORCHESTRATOR_NAME, McpToolRegistrationService
 from support.turns import make_turn_context
 
+# The SDK (not this package) opens its MCP v1 transport with mcp's deprecated streamablehttp_client.
+pytestmark = pytest.mark.filterwarnings("ignore:Use `streamable_http_client` instead:DeprecationWarning")
+
 
 def _streamable(agent: Agent[object]) -> dict[str, MCPServerStreamableHttp]:
     servers = {}
@@ -76,6 +79,8 @@ async def test_one_streamable_http_server_per_discovered_server(
             assert server.session is not None
         assert {t.name for t in await servers["mail"].list_tools()} >= {"send_email", "list_emails"}
         assert {t.name for t in await servers["calendar"].list_tools()} >= {"create_event"}
+        assert "eyJ" not in repr(agent)
+        assert "eyJ" not in repr(service)
         # The emulator saw exactly these headers (its own Authorization per server).
         for name, server in servers.items():
             seen = emulator.requests_for(f"mcp:{name}")[0].headers

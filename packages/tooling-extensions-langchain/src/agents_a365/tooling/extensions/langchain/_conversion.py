@@ -88,19 +88,24 @@ def _part_text(part: Any) -> str | None:
 def extract_text(message: Any) -> str | None:
     """The text of ``message``, or ``None`` when it has none.
 
-    Order: the ``text`` accessor, then string ``content``, then the text parts of list
-    ``content`` joined by one space. Whitespace-only text counts as no text.
+    Order: string ``content``; the text parts of list ``content`` joined by one space (as the
+    OpenAI extension joins content parts, so both send the same text — langchain-core's
+    ``.text`` would concatenate them with no separator); then the ``text`` accessor for
+    other shapes. Whitespace-only text counts as no text.
     """
-    text = _text_accessor(message)
-    if text is not None and text.strip():
-        return text
     content = getattr(message, "content", None)
     if isinstance(content, str):
         return content if content.strip() else None
     if isinstance(content, Iterable) and not isinstance(content, bytes | bytearray | Mapping):
-        parts = [t for t in (_part_text(p) for p in content) if t is not None and t.strip()]
+        try:
+            parts = [t for t in (_part_text(p) for p in content) if t is not None and t.strip()]
+        except Exception:  # an iterable that fails mid-way: fall back to the accessor
+            parts = []
         if parts:
             return " ".join(parts)
+    text = _text_accessor(message)
+    if text is not None and text.strip():
+        return text
     return None
 
 
@@ -135,7 +140,7 @@ def _check_limit(limit: Any) -> int | None:
 
 
 def convert_messages(messages: Any, limit: int | None = None) -> list[ChatHistoryMessage]:
-    """Convert ``messages`` (oldest first), keeping the ``limit`` most recent convertible ones.
+    """Convert ``messages`` (oldest first); with ``limit``, only the ``limit`` most recent messages.
 
     Messages without text, and messages whose conversion fails, are skipped (one warning
     per call summarises them); the rest keep their order. Existing ids are kept, others
@@ -150,14 +155,15 @@ def convert_messages(messages: Any, limit: int | None = None) -> list[ChatHistor
         items = list(messages)
     except Exception as exc:
         raise ValueError("messages must be a sequence of messages") from exc
-    if wanted == 0:
-        return []
+    if wanted is not None:
+        # The most recent ``limit`` messages of the history, as ``Session.get_items(limit)``
+        # counts them in the OpenAI extension; those without text are then skipped.
+        items = items[len(items) - wanted :] if wanted else []
     now = datetime.now(UTC)
     converted: list[ChatHistoryMessage] = []
     skipped_empty = 0
     skipped_failed = 0
-    # Walk newest -> oldest so a small limit over a long history converts only what it keeps.
-    for message in reversed(items):
+    for message in items:
         try:
             result = convert_message(message, now)
         except Exception as exc:
@@ -168,13 +174,10 @@ def convert_messages(messages: Any, limit: int | None = None) -> list[ChatHistor
             skipped_empty += 1
             continue
         converted.append(result)
-        if wanted is not None and len(converted) >= wanted:
-            break
     if skipped_empty or skipped_failed:
         logger.warning(
             "chat history: skipped %d message(s) without text and %d that failed conversion",
             skipped_empty,
             skipped_failed,
         )
-    converted.reverse()
     return converted

@@ -47,6 +47,16 @@ def _field(item: Any, name: str) -> Any:
     return None if value is _MISSING else value
 
 
+def _sendable(text: str) -> str:
+    """``text`` unchanged unless it holds lone surrogates (JSON-decoded history can): those
+    cannot be encoded as UTF-8 and would fail the whole request, so they become U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
+
+
 def _kind(item: Any) -> str | None:
     kind = _field(item, "type")
     return kind if isinstance(kind, str) else None
@@ -110,9 +120,9 @@ def to_chat_history_message(item: Any, timestamp: datetime | None = None) -> Cha
             return None
         # Every field is a known-valid string/datetime here: skip pydantic validation (hot path).
         return ChatHistoryMessage.model_construct(
-            id=_item_id(item),
-            role=role,
-            content=text,
+            id=_sendable(_item_id(item)),
+            role=_sendable(role),
+            content=_sendable(text),
             timestamp=timestamp if timestamp is not None else datetime.now(UTC),
         )
     except Exception as exc:  # a str subclass or mapping that misbehaves: skip, don't fail the batch
