@@ -165,3 +165,11 @@ async def test_one_http_client_is_reused(emulator: Emulator, service: McpToolSer
     assert len(emulator.chat_messages) == 5
     await service.aclose()
     assert client.is_closed
+
+
+async def test_lone_surrogates_are_replaced_not_fatal(emulator: Emulator, service: McpToolServerConfigurationService) -> None:
+    broken = ChatHistoryMessage(id="s1", role="user", content="bad \ud800 text", timestamp=NOW)
+    result = await service.send_chat_history(make_turn_context(), [broken])
+    assert result.succeeded, str(result)
+    assert emulator.chat_messages[0]["chatHistory"][0]["content"] == "bad \ufffd text"
+    assert emulator.chat_messages[0]["chatHistory"][0]["timestamp"] == "2026-11-21T12:00:00Z"

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import re
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self
 
 import httpx
 from mcp.types import Tool
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
 from agents_a365.runtime import (
     AgenticAuthenticationService,
@@ -346,7 +349,7 @@ class McpToolServerConfigurationService:
         come back as a failed :class:`OperationResult`; only bad arguments raise ``ValueError``.
         """
         request = _chat_message_request(turn_context, chat_history_messages)
-        body = request.model_dump_json(by_alias=True).encode()
+        body = _serialize(request)
         headers = build_request_headers(
             turn_context, orchestrator_name=options.orchestrator_name if options else None
         )
@@ -402,6 +405,28 @@ class McpToolServerConfigurationService:
             await asyncio.sleep(delay)
         logger.warning("chat history send failed after %d attempt(s): %s", attempt, error)
         return OperationResult.failed(OperationError(error))
+
+
+def _serialize(request: ChatMessageRequest) -> bytes:
+    try:
+        return request.model_dump_json(by_alias=True).encode()
+    except PydanticSerializationError:
+        # Lone surrogates (e.g. from JSON-decoded history) are not encodable as UTF-8:
+        # send U+FFFD in their place rather than lose the whole record.
+        data = request.model_dump(by_alias=True, mode="python")
+        return json.dumps(_replace_surrogates(data), default=str, ensure_ascii=False).encode()
+
+
+def _replace_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {k: _replace_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_surrogates(v) for v in value]
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return value
 
 
 def _required_text(value: Any, message: str) -> str:

@@ -10,6 +10,7 @@ items``): an item that cannot be converted is skipped and logged, the others are
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -34,6 +35,7 @@ TOOL_OUTPUT_ROLE = "tool"
 TOOL_OUTPUT_TYPES = frozenset({"function_call_output"})
 
 _MISSING = object()
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _field(item: Any, name: str) -> Any:
@@ -53,7 +55,7 @@ def _sendable(text: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return _SURROGATE.sub("\ufffd", text)
     return text
 
 

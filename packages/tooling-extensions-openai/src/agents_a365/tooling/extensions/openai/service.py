@@ -246,8 +246,11 @@ class McpToolRegistrationService:
             raise ValueError("session is required")
         if not callable(getattr(session, "get_items", None)):
             raise ValueError("session must be an agents Session (it has no get_items)")
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-            raise ValueError("limit must be a positive integer or None")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+            # Same rule and message as the LangChain extension (tests/contract).
+            raise ValueError("limit must be a non-negative integer")
+        if limit == 0:  # the most recent 0 items: nothing to read, an empty history is still sent
+            return await self.send_chat_history_messages(turn_context, [], options)
         try:
             async with asyncio.timeout(self.configuration.chat_history_timeout):
                 items = await session.get_items(limit)
