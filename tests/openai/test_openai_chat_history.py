@@ -119,8 +119,8 @@ async def test_missing_arguments_raise_value_error(
             await service.send_chat_history(None, session)  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="session is required"):
             await service.send_chat_history(turn, None)  # type: ignore[arg-type]
-        with pytest.raises(ValueError, match="limit"):
-            await service.send_chat_history(turn, session, limit=0)
+        with pytest.raises(ValueError, match="limit must be a non-negative integer"):
+            await service.send_chat_history(turn, session, limit=-1)
     finally:
         session.close()
     with pytest.raises(ValueError, match="turn_context is required"):

@@ -18,7 +18,8 @@ def assert_clean(result: dict[str, Any]) -> dict[str, Any]:
     if types is not None:
         assert types[0] == "start"
         assert types[-1] == "finish"
-        assert "tool-output-start" not in types and "tool-output-delta" not in types
+        assert "tool-output-start" not in types
+        assert "tool-output-delta" not in types
     message: dict[str, Any] = result["message"]
     assert message["role"] == "assistant"
     return message

@@ -77,7 +77,9 @@ class ScriptedResponsesModel(Model):
     async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
         raise NotImplementedError("the UI stream only uses streamed runs")
 
-    async def stream_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
+    async def stream_response(
+        self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
+    ) -> AsyncIterator[Any]:  # type: ignore[override]
         self.inputs.append(input)
         turn = self.turns[self.calls]
         self.calls += 1
@@ -89,7 +91,9 @@ class ScriptedResponsesModel(Model):
             seq += 1
             return seq
 
-        yield ResponseCreatedEvent(type="response.created", response=_response(response_id, [], "in_progress"), sequence_number=n())
+        yield ResponseCreatedEvent(
+            type="response.created", response=_response(response_id, [], "in_progress"), sequence_number=n()
+        )
         output: list[Any] = []
         for kind, payload in turn.items:
             await asyncio.sleep(self.delay)
@@ -115,13 +119,17 @@ class ScriptedResponsesModel(Model):
                         sequence_number=n(),
                     )
                 item = ResponseReasoningItem(
-                    id=item_id, type="reasoning", summary=[Summary(type="summary_text", text="".join(payload))]
+                    id=item_id,
+                    type="reasoning",
+                    summary=[Summary(type="summary_text", text="".join(payload))],
                 )
             elif kind == "text":
                 item_id = f"msg_{self.calls}_{index}"
                 yield ResponseOutputItemAddedEvent(
                     type="response.output_item.added",
-                    item=ResponseOutputMessage(id=item_id, type="message", role="assistant", status="in_progress", content=[]),
+                    item=ResponseOutputMessage(
+                        id=item_id, type="message", role="assistant", status="in_progress", content=[]
+                    ),
                     output_index=index,
                     sequence_number=n(),
                 )
@@ -149,7 +157,12 @@ class ScriptedResponsesModel(Model):
                 yield ResponseOutputItemAddedEvent(
                     type="response.output_item.added",
                     item=ResponseFunctionToolCall(
-                        id=item_id, type="function_call", call_id=call_id, name=name, arguments="", status="in_progress"
+                        id=item_id,
+                        type="function_call",
+                        call_id=call_id,
+                        name=name,
+                        arguments="",
+                        status="in_progress",
                     ),
                     output_index=index,
                     sequence_number=n(),
@@ -175,14 +188,21 @@ class ScriptedResponsesModel(Model):
                     }
                 )
                 item = ResponseFunctionToolCall(
-                    id=item_id, type="function_call", call_id=call_id, name=name, arguments=arguments, status="completed"
+                    id=item_id,
+                    type="function_call",
+                    call_id=call_id,
+                    name=name,
+                    arguments=arguments,
+                    status="completed",
                 )
             output.append(item)
             yield ResponseOutputItemDoneEvent(
                 type="response.output_item.done", item=item, output_index=index, sequence_number=n()
             )
         yield ResponseCompletedEvent(
-            type="response.completed", response=_response(response_id, output, "completed"), sequence_number=n()
+            type="response.completed",
+            response=_response(response_id, output, "completed"),
+            sequence_number=n(),
         )
 
 

@@ -62,7 +62,10 @@ async def test_langchain_endpoint_and_history_round_trip(validate: Validate) -> 
         _, sse2 = await post_stream(
             base_url, chat_body([user("Weather in Paris?", "u1"), assistant, user("What did I ask?", "u2")])
         )
-    assert summarize(assert_clean((await validate({"s": sse2}))["s"])) == ["step", ("text", "You asked about Paris.")]
+    assert summarize(assert_clean((await validate({"s": sse2}))["s"])) == [
+        "step",
+        ("text", "You asked about Paris."),
+    ]
     history = model.seen_inputs[2]
     assert [type(m) for m in history] == [HumanMessage, AIMessage, ToolMessage, AIMessage, HumanMessage]
     assert history[1].tool_calls[0]["id"] == "call_w"
@@ -94,7 +97,9 @@ async def test_openai_endpoint_and_history_round_trip(validate: Validate) -> Non
             ("reasoning", "Time zone lookup."),
             ("tool", "get_time", "output-available", {"zone": "UTC"}, "12:00 in UTC"),
         ]
-        _, sse2 = await post_stream(base_url, chat_body([user("Time?", "u1"), assistant, user("Again?", "u2")]))
+        _, sse2 = await post_stream(
+            base_url, chat_body([user("Time?", "u1"), assistant, user("Again?", "u2")])
+        )
     assert_clean((await validate({"s": sse2}))["s"])
     replayed = model.inputs[2]
     kinds = [item.get("type", item.get("role")) for item in replayed]
@@ -119,7 +124,9 @@ async def test_bad_requests_are_rejected_before_any_run(body: bytes) -> None:
 async def _disconnect_mid_tool(base_url: str, tool_started: asyncio.Event) -> None:
     async with (
         httpx.AsyncClient(timeout=TIMEOUT) as client,
-        client.stream("POST", f"{base_url}/agent/stream", json=chat_body([user("Slow please", "u1")])) as response,
+        client.stream(
+            "POST", f"{base_url}/agent/stream", json=chat_body([user("Slow please", "u1")])
+        ) as response,
     ):
         assert response.status_code == 200
         async for line in response.aiter_lines():
@@ -165,7 +172,9 @@ async def test_client_disconnect_cancels_the_openai_run() -> None:
             raise
         return "done"
 
-    model = ScriptedResponsesModel([Turn().call("call_s", "slow_report", '{"topic": "x"}'), Turn().text("never")])
+    model = ScriptedResponsesModel(
+        [Turn().call("call_s", "slow_report", '{"topic": "x"}'), Turn().text("never")]
+    )
     app = create_openai_app(Agent(name="assistant", model=model, tools=[slow_report]))
     async with serve(app) as base_url:
         await _disconnect_mid_tool(base_url, started)

@@ -191,8 +191,12 @@ async def test_tool_call_without_id_on_first_chunk_gets_one_stable_id() -> None:
     """Some providers send the id late: pieces are buffered until id and name are known."""
 
     async def chunks() -> Any:
-        yield AIMessageChunk(content="", id="m1", tool_call_chunks=[{"index": 0, "args": '{"a"', "id": None, "name": None}])
-        yield AIMessageChunk(content="", id="m1", tool_call_chunks=[{"index": 0, "args": ": 1}", "id": "c9", "name": "f"}])
+        yield AIMessageChunk(
+            content="", id="m1", tool_call_chunks=[{"index": 0, "args": '{"a"', "id": None, "name": None}]
+        )
+        yield AIMessageChunk(
+            content="", id="m1", tool_call_chunks=[{"index": 0, "args": ": 1}", "id": "c9", "name": "f"}]
+        )
         yield AIMessageChunk(content="", id="m1", chunk_position="last")
 
     converter = LangChainUIStreamConverter()

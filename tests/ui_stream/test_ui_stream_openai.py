@@ -94,7 +94,9 @@ async def test_one_tool_call(validate: Validate) -> None:
 async def test_parallel_tool_calls(validate: Validate) -> None:
     sse = await run_agent(
         [
-            Turn().call("call_a", "get_weather", '{"city":', ' "Oslo"}').call("call_b", "get_time", '{"zone": "UTC"}'),
+            Turn()
+            .call("call_a", "get_weather", '{"city":', ' "Oslo"}')
+            .call("call_b", "get_time", '{"zone": "UTC"}'),
             Turn().text("Done."),
         ]
     )
@@ -111,7 +113,9 @@ async def test_parallel_tool_calls(validate: Validate) -> None:
 async def test_tool_errors(validate: Validate) -> None:
     sse = await run_agent(
         [
-            Turn().call("call_f", "flaky_lookup", '{"query": "x"}').call("call_d", "default_failing", '{"query": "y"}'),
+            Turn()
+            .call("call_f", "flaky_lookup", '{"query": "x"}')
+            .call("call_d", "default_failing", '{"query": "y"}'),
             Turn().text("The lookups failed."),
         ],
         tools=[flaky_lookup, default_failing],
@@ -139,7 +143,9 @@ async def test_invalid_json_arguments(validate: Validate) -> None:
 
 
 async def test_model_exception_mid_run(validate: Validate) -> None:
-    sse = await run_agent([Turn().text("Partial ", "answer").fail(RuntimeError("provider exploded: key=sk-secret"))])
+    sse = await run_agent(
+        [Turn().text("Partial ", "answer").fail(RuntimeError("provider exploded: key=sk-secret"))]
+    )
     result = (await validate({"s": sse}))["s"]
     message = assert_clean(result)
     assert ("text", "Partial answer") in summarize(message)

@@ -15,6 +15,7 @@ from .errors import (
     ToolServerDiscoveryError,
 )
 from .headers import build_request_headers, clean_header_value, resolve_agent_id_header
+from .mcp_http import mcp_http_client_factory, shared_ssl_context
 from .models import (
     ChatHistoryMessage,
     ChatMessageRequest,
@@ -44,5 +45,7 @@ __all__ = [
     "ToolingManifestEntry",
     "build_request_headers",
     "clean_header_value",
+    "mcp_http_client_factory",
     "resolve_agent_id_header",
+    "shared_ssl_context",
 ]

@@ -11,6 +11,7 @@ from mcp.types import Tool
 
 from ._redact import scrub
 from .errors import McpServerConnectionError
+from .mcp_http import shared_ssl_context
 from .models import MCPServerConfig
 
 
@@ -25,7 +26,12 @@ async def list_server_tools(server_name: str, server: MCPServerConfig, *, timeou
     try:
         async with asyncio.timeout(timeout):
             async with (
-                httpx.AsyncClient(headers=server.headers, timeout=timeout, follow_redirects=False) as http,
+                httpx.AsyncClient(
+                    headers=server.headers,
+                    timeout=timeout,
+                    follow_redirects=False,
+                    verify=shared_ssl_context(),
+                ) as http,
                 streamable_http_client(server.url, http_client=http) as (read, write, _),
                 ClientSession(read, write) as session,
             ):

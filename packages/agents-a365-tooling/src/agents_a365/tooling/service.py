@@ -41,6 +41,7 @@ from .configuration import ToolingConfiguration
 from .constants import CHAT_HISTORY_PATH
 from .errors import ChatHistorySendError, TokenAcquisitionError, ToolServerDiscoveryError
 from .headers import build_request_headers
+from .mcp_http import shared_ssl_context
 from .models import ChatHistoryMessage, ChatMessageRequest, MCPServerConfig, ToolingManifestEntry, ToolOptions
 
 __all__ = ["McpToolServerConfigurationService"]
@@ -89,6 +90,7 @@ class McpToolServerConfigurationService:
                     max_connections=cfg.max_connections, max_keepalive_connections=cfg.max_connections
                 ),
                 follow_redirects=False,  # a redirect must never carry a token elsewhere
+                verify=shared_ssl_context(),
             )
         return self._client
 

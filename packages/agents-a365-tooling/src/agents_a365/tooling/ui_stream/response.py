@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterable, Mapping
 from functools import cache
@@ -30,7 +31,6 @@ _INSTALL_HINT = (
 @cache
 def _response_class() -> type[StreamingResponse]:
     try:
-        import anyio
         from starlette.responses import StreamingResponse
         from starlette.types import Receive, Scope, Send
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -39,37 +39,40 @@ def _response_class() -> type[StreamingResponse]:
     class UIMessageStreamResponse(StreamingResponse):
         """Streams SSE frames and cancels the producer as soon as the client disconnects.
 
-        Starlette only watches for ``http.disconnect`` on ASGI servers older than spec 2.4; newer ones
+        Starlette only watches for ``http.disconnect`` on ASGI servers older than spec 2.4 (newer ones
         report a disconnect only when a write fails, which never happens while the agent waits on a slow
-        tool. Watching always makes cancellation prompt on every server.
+        tool), and it cancels through an anyio cancel scope, which re-cancels every ``await`` of the
+        orchestrator's own clean-up: LangGraph then leaves its running tool tasks behind. Here the producer
+        is a plain asyncio task, cancelled once, so the orchestrator cancels what it started.
         """
 
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
             if scope["type"] != "http":
                 await super().__call__(scope, receive, send)
                 return
-            async with anyio.create_task_group() as task_group:
-
-                async def stream() -> None:
-                    with contextlib.suppress(OSError):  # the client went away while we wrote
-                        await self.stream_response(send)
-                    task_group.cancel_scope.cancel()
-
-                task_group.start_soon(stream)
-                await self.listen_for_disconnect(receive)
-                task_group.cancel_scope.cancel()
+            producer = asyncio.ensure_future(self._produce(send))
+            listener = asyncio.ensure_future(self.listen_for_disconnect(receive))
+            try:
+                await asyncio.wait((producer, listener), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in (producer, listener):
+                    task.cancel()
+                await asyncio.gather(producer, listener, return_exceptions=True)
+            error = None if producer.cancelled() else producer.exception()
+            if error is not None:
+                raise error
             if self.background is not None:
                 await self.background()
 
-        async def stream_response(self, send: Send) -> None:
+        async def _produce(self, send: Send) -> None:
             try:
-                await super().stream_response(send)
+                with contextlib.suppress(OSError):  # the client went away while we wrote
+                    await self.stream_response(send)
             finally:
                 # Close the producer now (not at garbage collection) so the agent run stops at once.
                 aclose = getattr(self.body_iterator, "aclose", None)
                 if aclose is not None:
-                    with anyio.CancelScope(shield=True):
-                        await aclose()
+                    await aclose()
 
     return UIMessageStreamResponse
 

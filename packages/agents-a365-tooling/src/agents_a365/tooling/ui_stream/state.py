@@ -64,7 +64,9 @@ class UIMessageStreamState:
         "message_id",
     )
 
-    def __init__(self, message_id: str | None = None, *, arguments_parser: ArgumentsParser | None = None) -> None:
+    def __init__(
+        self, message_id: str | None = None, *, arguments_parser: ArgumentsParser | None = None
+    ) -> None:
         self._parser = arguments_parser
         self.message_id = message_id or f"msg_{uuid.uuid4().hex}"
         self.finish_reason: FinishReason | None = None

@@ -123,6 +123,7 @@ class McpToolRegistrationService:
         auth_token: str | None = None,
         *,
         tool_options: ToolOptions | None = None,
+        skip_unreachable: bool = False,
     ) -> AsyncIterator[McpToolset]:
         """The turn's MCP tools over one open session per server (the fast path).
 
@@ -133,15 +134,21 @@ class McpToolRegistrationService:
                 agent = toolset.create_agent({"model": model, "tools": my_tools})
                 result = await agent.ainvoke({"messages": [...]}, context=turn_identity(turn_context))
 
-        Raises ``McpServerConnectionError`` when a server cannot be reached, and the tooling
-        service's errors (``ToolServerDiscoveryError``, ``TokenAcquisitionError``, ``ValueError``).
+        Each server must connect within ``request_timeout``. Raises ``McpServerConnectionError``
+        naming a server that cannot be reached in time (the other sessions are closed); with
+        ``skip_unreachable=True`` that server is left out with a warning instead. Also raises
+        the tooling service's errors (``ToolServerDiscoveryError``, ``TokenAcquisitionError``,
+        ``ValueError``).
         """
         servers = await self._servers(
             authorization, auth_handler_name, turn_context, auth_token, tool_options
         )
-        client = build_client(servers, self.configuration.request_timeout)
-        async with open_sessions(client, servers) as tools_by_server:
-            yield McpToolset(servers, tools_by_server)
+        timeout = self.configuration.request_timeout
+        client = build_client(servers, timeout)
+        async with open_sessions(
+            client, servers, timeout=timeout, skip_unreachable=skip_unreachable
+        ) as connected:
+            yield McpToolset(connected.servers, connected.tools_by_server)
 
     async def get_mcp_toolset(
         self,
@@ -151,13 +158,20 @@ class McpToolRegistrationService:
         auth_token: str | None = None,
         *,
         tool_options: ToolOptions | None = None,
+        skip_unreachable: bool = False,
     ) -> McpToolset:
-        """The turn's MCP tools, each opening its own MCP session per call (nothing to close)."""
+        """The turn's MCP tools, each opening its own MCP session per call (nothing to close).
+
+        ``skip_unreachable`` as in :meth:`mcp_tools`."""
         servers = await self._servers(
             authorization, auth_handler_name, turn_context, auth_token, tool_options
         )
-        client = build_client(servers, self.configuration.request_timeout)
-        return McpToolset(servers, await load_tools_per_call(client, servers))
+        timeout = self.configuration.request_timeout
+        client = build_client(servers, timeout)
+        connected = await load_tools_per_call(
+            client, servers, timeout=timeout, skip_unreachable=skip_unreachable
+        )
+        return McpToolset(connected.servers, connected.tools_by_server)
 
     async def get_mcp_tools(
         self,
@@ -168,6 +182,7 @@ class McpToolRegistrationService:
         *,
         existing_tools: Sequence[Any] = (),
         tool_options: ToolOptions | None = None,
+        skip_unreachable: bool = False,
     ) -> list[BaseTool]:
         """The MCP tools as LangChain tools, for custom graphs and ``bind_tools`` loops.
 
@@ -176,7 +191,12 @@ class McpToolRegistrationService:
         share one session per server within a turn.
         """
         toolset = await self.get_mcp_toolset(
-            authorization, auth_handler_name, turn_context, auth_token, tool_options=tool_options
+            authorization,
+            auth_handler_name,
+            turn_context,
+            auth_token,
+            tool_options=tool_options,
+            skip_unreachable=skip_unreachable,
         )
         return toolset.tools(existing_tools)
 
@@ -190,6 +210,7 @@ class McpToolRegistrationService:
         agent_options: Mapping[str, Any],
         agent_factory: AgentFactory = create_agent,
         tool_options: ToolOptions | None = None,
+        skip_unreachable: bool = False,
     ) -> Any:
         """A new agent: ``agent_factory(**agent_options)`` with the MCP tools added to ``tools``.
 
@@ -202,7 +223,12 @@ class McpToolRegistrationService:
         if not isinstance(agent_options, Mapping):
             raise ValueError("agent_options is required (the keyword arguments of create_agent)")
         toolset = await self.get_mcp_toolset(
-            authorization, auth_handler_name, turn_context, auth_token, tool_options=tool_options
+            authorization,
+            auth_handler_name,
+            turn_context,
+            auth_token,
+            tool_options=tool_options,
+            skip_unreachable=skip_unreachable,
         )
         return build_agent(toolset, agent_options, agent_factory)
 

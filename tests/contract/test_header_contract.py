@@ -1,0 +1,148 @@
+"""Header contract: every request an extension causes carries the same headers, whichever extension.
+
+Gateway discovery, each MCP server and threat protection are recorded by the emulator; the header
+set may differ between extensions only in the orchestrator name inside ``User-Agent``.
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+from typing import Any
+
+import pytest
+from contract.adapters import ADAPTERS
+from contract.conversation import SCENARIOS
+from support.platform import production_config
+from support.turns import make_turn_context
+
+from agents_a365.emulator import CALENDAR_AUDIENCE, DEFAULT_AGENT_ID, PLATFORM_AUDIENCE, Emulator
+from agents_a365.runtime import decode_token_payload, get_sdk_version
+from agents_a365.tooling import McpToolServerConfigurationService
+
+CONTRACT_HEADERS = (
+    "authorization",
+    "user-agent",
+    "x-ms-agentid",
+    "x-ms-channel-id",
+    "x-ms-subchannel-id",
+    "x-ms-correlation-id",
+)
+ORCHESTRATORS = {"langchain": "LangChain", "openai": "OpenAI"}
+
+
+async def run_turn(emulator: Emulator, adapter_name: str, turn: Any, authorization: Any) -> list[Any]:
+    """Register the turn's MCP servers through the extension, then send its chat history."""
+    emulator.recorder.clear()
+    async with McpToolServerConfigurationService(production_config(emulator)) as tooling:
+        adapter = ADAPTERS[adapter_name](tooling)
+        async with adapter.register(authorization, turn):
+            pass
+        result = await adapter.surfaces()[0].send(turn, SCENARIOS[0].messages, None)
+    assert result.succeeded, str(result)
+    return emulator.requests
+
+
+def normalized(request: Any, orchestrator: str) -> tuple[tuple[str, Any], ...]:
+    values: dict[str, Any] = {}
+    for name in CONTRACT_HEADERS:
+        value = request.headers.get(name)
+        if value is None:
+            continue
+        if name == "authorization":
+            claims = decode_token_payload(value.removeprefix("Bearer "))
+            value = ("Bearer", claims["aud"], claims.get("oid"), claims.get("appid"))
+        elif name == "user-agent":
+            value = value.replace(f"; {orchestrator})", "; <orchestrator>)")
+        elif name == "x-ms-correlation-id":
+            value = "<activity id>" if value == "activity-1" else value
+        values[name] = value
+    return tuple(sorted(values.items()))
+
+
+def by_target(requests: list[Any], orchestrator: str) -> dict[tuple[str, str | None], set[Any]]:
+    result: dict[tuple[str, str | None], set[Any]] = {}
+    for request in requests:
+        result.setdefault((request.route, request.server), set()).add(normalized(request, orchestrator))
+    return result
+
+
+@pytest.fixture
+def turn() -> Any:
+    return make_turn_context(agentic_app_id=DEFAULT_AGENT_ID, channel_id="msteams:email")
+
+
+async def test_same_headers_from_every_extension(emulator: Emulator, turn: Any) -> None:
+    seen = {}
+    for name in ADAPTERS:
+        requests = await run_turn(emulator, name, turn, emulator.authorization())
+        seen[name] = by_target(requests, ORCHESTRATORS[name])
+    targets = set(seen["langchain"])
+    assert targets == {("gateway", None), ("mcp", "mail"), ("mcp", "calendar"), ("rtp", None)}
+    assert seen["langchain"] == seen["openai"]
+    for target, header_sets in seen["langchain"].items():
+        assert len(header_sets) == 1, f"{target}: requests of one target disagree: {header_sets}"
+
+
+@pytest.mark.parametrize("adapter_name", sorted(ADAPTERS))
+async def test_each_server_gets_only_its_own_audience(emulator: Emulator, turn: Any, adapter_name: str) -> None:
+    requests = await run_turn(emulator, adapter_name, turn, emulator.authorization())
+    audiences: dict[tuple[str, str | None], set[str | None]] = {}
+    for request in requests:
+        auth = request.headers.get("authorization")
+        aud = decode_token_payload(auth.removeprefix("Bearer "))["aud"] if auth else None
+        audiences.setdefault((request.route, request.server), set()).add(aud)
+    assert audiences[("gateway", None)] == {PLATFORM_AUDIENCE}
+    assert audiences[("mcp", "mail")] == {PLATFORM_AUDIENCE}  # V1: the shared token
+    assert audiences[("mcp", "calendar")] == {CALENDAR_AUDIENCE}  # V2: never the shared one
+    assert audiences[("rtp", None)] == {None}  # threat protection takes no token
+    assert all(r.status != 401 for r in requests)
+
+
+@pytest.mark.parametrize("adapter_name", sorted(ADAPTERS))
+async def test_user_agent_and_channel_headers(emulator: Emulator, turn: Any, adapter_name: str) -> None:
+    requests = await run_turn(emulator, adapter_name, turn, emulator.authorization())
+    expected_ua = (
+        f"Agent365SDK/{get_sdk_version()} ({platform.system()}; Python {platform.python_version()}; "
+        f"{ORCHESTRATORS[adapter_name]})"
+    )
+    for request in requests:
+        assert request.headers["user-agent"] == expected_ua
+        assert request.headers["x-ms-channel-id"] == "msteams"  # the channel, not "msteams:email"
+        assert request.headers["x-ms-subchannel-id"] == "email"
+    [gateway] = [r for r in requests if r.route == "gateway"]
+    assert gateway.headers["x-ms-correlation-id"] == "activity-1"
+
+
+@pytest.mark.parametrize("adapter_name", sorted(ADAPTERS))
+async def test_agent_id_precedence(emulator: Emulator, adapter_name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENT365_APPLICATION_NAME", "contract-app")
+    # 1. The sender's agentic app blueprint id wins everywhere.
+    with_blueprint = make_turn_context(agentic_app_id=DEFAULT_AGENT_ID, blueprint_id="blueprint-from-activity")
+    requests = await run_turn(emulator, adapter_name, with_blueprint, emulator.authorization())
+    assert {r.headers["x-ms-agentid"] for r in requests} == {"blueprint-from-activity"}
+    # 2. Else the token's claims (xms_par_app_azp first); threat protection has no token: the app name.
+    plain = make_turn_context(agentic_app_id=DEFAULT_AGENT_ID)
+    authorization = emulator.authorization(claims={"xms_par_app_azp": "blueprint-from-token"})
+    requests = await run_turn(emulator, adapter_name, plain, authorization)
+    assert {r.headers["x-ms-agentid"] for r in requests if r.route != "rtp"} == {"blueprint-from-token"}
+    # 3. Else the application name.
+    assert {r.headers["x-ms-agentid"] for r in requests if r.route == "rtp"} == {"contract-app"}
+
+
+@pytest.mark.parametrize("adapter_name", sorted(ADAPTERS))
+async def test_no_header_value_carries_cr_or_lf(emulator: Emulator, adapter_name: str) -> None:
+    hostile = make_turn_context(
+        agentic_app_id=DEFAULT_AGENT_ID,
+        channel_id="msteams\r\nX-Injected: yes:email\r\nX-Other: 1",
+        activity_id="activity\r\nX-Evil: 1",
+        blueprint_id="blue\nprint",
+    )
+    requests = await run_turn(emulator, adapter_name, hostile, emulator.authorization())
+    assert {r.route for r in requests} == {"gateway", "mcp", "rtp"}
+    for request in requests:
+        for name in request.headers:
+            assert not re.search(r"[\r\n]", request.headers[name]), name
+        assert "x-injected" not in request.headers
+        assert "x-evil" not in request.headers
+        assert request.headers["x-ms-agentid"] == "blueprint"
