@@ -55,7 +55,9 @@ def wheel(out: Path, dist: str) -> Path:
     return found[-1]
 
 
-def install_and_probe(out: Path, work: Path, name: str, dists: list[str], modules: list[str]) -> dict[str, object]:
+def install_and_probe(
+    out: Path, work: Path, name: str, dists: list[str], modules: list[str]
+) -> dict[str, object]:
     venv = work / name
     run("uv", "venv", "--quiet", "--python", sys.executable, venv)
     python = venv / "bin" / "python"
@@ -65,8 +67,12 @@ def install_and_probe(out: Path, work: Path, name: str, dists: list[str], module
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=None, help="where to put the wheels (default: a temp dir)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--out", type=Path, default=None, help="where to put the wheels (default: a temp dir)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -82,7 +88,9 @@ def main() -> None:
         for forbidden in ("langchain", "langchain-core", "openai-agents", "microsoft-agents-hosting-core"):
             if forbidden in installed:
                 sys.exit(f"core wheels pulled in {forbidden}")
-        print(f"core venv: runtime + tooling import; {len(installed)} distributions, no langchain/openai-agents")
+        print(
+            f"core venv: runtime + tooling import; {len(installed)} distributions, no langchain/openai-agents"
+        )
 
         for ext, present, absent in (
             ("langchain", "langchain", "openai-agents"),

@@ -3,32 +3,39 @@
     pip install uv && uv run --frozen python scripts/demo.py
 
 Starts the emulator in-process (tooling gateway, MCP servers, threat protection on
-127.0.0.1), then for each turn: discovers the agent's MCP servers through the gateway with
-per-audience token exchange, lists their tools over MCP, and sends the chat history to
-threat protection. No network and no API key needed.
+127.0.0.1), discovers the agent's MCP servers through the gateway with per-audience token
+exchange, lists their tools over MCP, then runs one LangChain turn and one OpenAI Agents SDK
+turn that call real MCP tools, and sends each turn's chat history to threat protection.
+Models are scripted and deterministic (real ones when OPENAI_API_KEY is set); no network.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sys
 import textwrap
-from datetime import UTC, datetime
 from typing import Any
 
+from agents import Agent, Runner, SQLiteSession, set_tracing_disabled
+from agents.items import ToolCallItem, ToolCallOutputItem
+from demo_models import langchain_model, openai_model, real_models_enabled
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
 from microsoft_agents.activity import Activity, ChannelAccount, ConversationAccount, RoleTypes
 from microsoft_agents.hosting.core import ChannelAdapter, TurnContext
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator
 from agents_a365.runtime import decode_token_payload
 from agents_a365.tooling import (
-    ChatHistoryMessage,
     MCPServerConfig,
     McpToolServerConfigurationService,
     ToolingConfiguration,
     ToolOptions,
 )
+from agents_a365.tooling.extensions import langchain as lc
+from agents_a365.tooling.extensions import openai as oa
 
 AUTH_HANDLER = "AGENTIC"
 
@@ -67,6 +74,7 @@ def make_turn(text: str, turn_number: int) -> TurnContext:
             id="agent", role=RoleTypes.agentic_identity, agentic_app_id=DEFAULT_AGENT_ID, tenant_id="tenant-1"
         ),
         conversation=ConversationAccount(id="conversation-1", tenant_id="tenant-1"),
+        service_url="http://127.0.0.1/console",  # replies go to the console adapter
     )
     return TurnContext(ConsoleAdapter(), activity)
 
@@ -78,10 +86,14 @@ def describe_server(server: MCPServerConfig) -> str:
     return f"{server.mcp_server_name:<10} {server.url}  ({kind}; token aud={audience})"
 
 
-async def discover(emu: Emulator, service: McpToolServerConfigurationService, turn: TurnContext) -> list[MCPServerConfig]:
+async def discover(
+    emu: Emulator, service: McpToolServerConfigurationService, turn: TurnContext
+) -> list[MCPServerConfig]:
     heading("Discovery: tooling gateway + per-audience token exchange")
     authorization = emu.authorization()
-    servers = await service.list_tool_servers(turn, authorization, AUTH_HANDLER, options=ToolOptions(orchestrator_name="Demo"))
+    servers = await service.list_tool_servers(
+        turn, authorization, AUTH_HANDLER, options=ToolOptions(orchestrator_name="Demo")
+    )
     for server in servers:
         line(describe_server(server))
     line(f"token exchanges: {[e.scopes for e in authorization.exchanges]}")
@@ -92,15 +104,79 @@ async def discover(emu: Emulator, service: McpToolServerConfigurationService, tu
     return servers
 
 
-async def send_history(service: McpToolServerConfigurationService, turn: TurnContext, history: list[ChatHistoryMessage], emu: Emulator) -> None:
-    result = await service.send_chat_history(turn, history, ToolOptions(orchestrator_name="Demo"))
+async def langchain_turn(
+    emu: Emulator, tooling: McpToolServerConfigurationService, turn: TurnContext
+) -> None:
+    heading("LangChain turn (create_agent + MCP tools, one session per server)")
+    line(f"user: {turn.activity.text}")
+    service = lc.McpToolRegistrationService(tooling)
+    config: Any = {"configurable": {"thread_id": turn.activity.conversation.id}}
+    async with service.mcp_tools(emu.authorization(), AUTH_HANDLER, turn) as toolset:
+        line(f"tools registered: {', '.join(t.name for t in toolset.tools())}")
+        agent = toolset.create_agent(
+            {
+                "model": langchain_model(),
+                "system_prompt": "You schedule meetings.",
+                "checkpointer": InMemorySaver(),
+                "context_schema": lc.TurnIdentity,
+            }
+        )
+        result = await agent.ainvoke(
+            {"messages": [HumanMessage(turn.activity.text)]}, config, context=lc.turn_identity(turn)
+        )
+    for message in result["messages"]:
+        if isinstance(message, AIMessage) and message.tool_calls:
+            for call in message.tool_calls:
+                line(f"tool call -> {call['name']}({json.dumps(call['args'])})")
+        elif isinstance(message, ToolMessage):
+            line(f"tool result <- {message.name}: {message.text[:160]}")
+    answer = result["messages"][-1].text
+    line(f"final answer: {answer}")
+    await turn.send_activity(answer)
+    heading("LangChain: chat history to threat protection (level 1: graph + thread_id)")
+    await send_and_show(emu, service.send_chat_history(turn, agent, config))
+
+
+async def openai_turn(emu: Emulator, tooling: McpToolServerConfigurationService, turn: TurnContext) -> None:
+    heading("OpenAI Agents SDK turn (MCPServerStreamableHttp per server)")
+    line(f"user: {turn.activity.text}")
+    service = oa.McpToolRegistrationService(tooling)
+    template = Agent(name="Mailer", instructions="You send emails for the user.", model=openai_model())
+    session = SQLiteSession(turn.activity.conversation.id)
+    try:
+        async with service.connected_agent(template, emu.authorization(), AUTH_HANDLER, turn) as agent:
+            names = [s.name for s in agent.mcp_servers]
+            tools = await asyncio.gather(*(s.list_tools() for s in agent.mcp_servers))
+            line(f"servers registered: {', '.join(names)} ({sum(len(t) for t in tools)} tools)")
+            result = await Runner.run(agent, turn.activity.text, session=session)
+        for item in result.new_items:
+            if isinstance(item, ToolCallItem):
+                raw: Any = item.raw_item
+                line(f"tool call -> {getattr(raw, 'name', '?')}({getattr(raw, 'arguments', '')})")
+            elif isinstance(item, ToolCallOutputItem):
+                line(f"tool result <- {str(item.output)[:160]}")
+        line(f"final answer: {result.final_output}")
+        line(f"mail server state: {len(emu.servers['mail'].state.sent)} email(s) sent")
+        await turn.send_activity(str(result.final_output))
+        heading("OpenAI: chat history to threat protection (from the SQLiteSession)")
+        await send_and_show(emu, service.send_chat_history(turn, session))
+    finally:
+        session.close()
+
+
+async def send_and_show(emu: Emulator, sending: Any) -> None:
+    before = len(emu.chat_messages)
+    result = await sending
     line(f"send_chat_history -> {result}")
-    record = emu.chat_messages[-1]
-    line("threat protection received:")
-    line(json.dumps(record, indent=2), indent=4)
+    if len(emu.chat_messages) > before:
+        record = emu.chat_messages[-1]
+        line("threat protection received:")
+        line(json.dumps(record, indent=2, ensure_ascii=False), indent=4)
 
 
 async def main() -> int:
+    logging.basicConfig(level=logging.WARNING, format="  [log %(levelname)s %(name)s] %(message)s")
+    set_tracing_disabled(True)  # no trace upload: the demo runs without network
     async with Emulator() as emu:
         heading("Agent 365 platform emulator")
         line(f"listening on {emu.base_url} (gateway, MCP servers, threat protection)")
@@ -108,10 +184,14 @@ async def main() -> int:
         async with McpToolServerConfigurationService(config) as service:
             turn = make_turn("Which tools do I have?", 1)
             await discover(emu, service, turn)
-            heading("Threat protection: chat history of the turn")
-            now = datetime.now(UTC)
-            history = [ChatHistoryMessage(id="m-1", role="user", content=turn.activity.text, timestamp=now)]
-            await send_history(service, turn, history, emu)
+            line(
+                f"models: {'real (OPENAI_API_KEY)' if real_models_enabled() else 'scripted, deterministic'}",
+                0,
+            )
+            await langchain_turn(
+                emu, service, make_turn("When am I free tomorrow, and what is my latest email?", 2)
+            )
+            await openai_turn(emu, service, make_turn("Email Ada that the meeting is tomorrow at 10.", 3))
         heading("Done")
         line(f"{len(emu.requests)} requests served by the emulator")
     return 0

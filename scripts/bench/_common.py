@@ -34,7 +34,10 @@ from agents_a365.emulator import EmulatorAuthorization, EmulatorConfig, ServerCo
 ROOT = Path(__file__).resolve().parents[2]
 BENCH_DIR = Path(__file__).resolve().parent
 MS_VENV = ROOT / ".bench-venv" / "ms"
-MS_PACKAGES = ("microsoft-agents-a365-tooling-extensions-openai==2.0.0", "microsoft-agents-a365-runtime==2.0.0")
+MS_PACKAGES = (
+    "microsoft-agents-a365-tooling-extensions-openai==2.0.0",
+    "microsoft-agents-a365-runtime==2.0.0",
+)
 LATENCY_MS = 20.0
 SERVER_COUNTS = (1, 4, 8, 16)
 
@@ -180,7 +183,17 @@ def emulator_process(
         json.dump(data, f)
         path = f.name
     process = subprocess.Popen(
-        [sys.executable, "-m", "agents_a365.emulator", "--port", "0", "--config", path, "--log-level", "error"],
+        [
+            sys.executable,
+            "-m",
+            "agents_a365.emulator",
+            "--port",
+            "0",
+            "--config",
+            path,
+            "--log-level",
+            "error",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -220,7 +233,9 @@ def ms_python() -> Path:
     probe = [str(python), "-c", "import microsoft_agents_a365.tooling.extensions.openai, jwt"]
     if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
         return python
-    print(f"(creating the baseline venv {MS_VENV.relative_to(ROOT)} with {', '.join(MS_PACKAGES)})", flush=True)
+    print(
+        f"(creating the baseline venv {MS_VENV.relative_to(ROOT)} with {', '.join(MS_PACKAGES)})", flush=True
+    )
     subprocess.run(["uv", "venv", "-q", "--python", "3.11", str(MS_VENV)], check=True)
     subprocess.run(
         ["uv", "pip", "install", "-q", "--python", str(python), *MS_PACKAGES],

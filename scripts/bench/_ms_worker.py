@@ -27,7 +27,9 @@ def make_openai_items(n: int) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     for i in range(n):
         if i % 2 == 0:
-            items.append({"id": f"msg_{i}", "role": "user", "content": f"question {i}: what is on my calendar?"})
+            items.append(
+                {"id": f"msg_{i}", "role": "user", "content": f"question {i}: what is on my calendar?"}
+            )
         else:
             items.append(
                 {
@@ -35,7 +37,9 @@ def make_openai_items(n: int) -> list[dict[str, Any]]:
                     "type": "message",
                     "role": "assistant",
                     "status": "completed",
-                    "content": [{"type": "output_text", "text": f"answer {i}: two meetings", "annotations": []}],
+                    "content": [
+                        {"type": "output_text", "text": f"answer {i}: two meetings", "annotations": []}
+                    ],
                 }
             )
     return items
@@ -51,7 +55,9 @@ class _Authorization:
     def __init__(self, secret: str) -> None:
         self._secret = secret
 
-    async def exchange_token(self, context: Any, scopes: Any = None, auth_handler_id: Any = None, *_: Any) -> Any:
+    async def exchange_token(
+        self, context: Any, scopes: Any = None, auth_handler_id: Any = None, *_: Any
+    ) -> Any:
         import jwt
         from microsoft_agents.activity import TokenResponse
 
@@ -122,7 +128,13 @@ async def _register(service: Any, auth: Any, agent_id: str, user: str) -> dict[s
     for server in reversed(getattr(service, "_connected_servers", [])):
         await server.cleanup()
     service._connected_servers = []
-    return {"add": t1 - t0, "list": t2 - t1, "total": t2 - t0, "tools": len(tools), "servers": len(agent.mcp_servers)}
+    return {
+        "add": t1 - t0,
+        "list": t2 - t1,
+        "total": t2 - t0,
+        "tools": len(tools),
+        "servers": len(agent.mcp_servers),
+    }
 
 
 def _convert(service: Any, n: int, repeats: int) -> dict[str, Any]:
@@ -140,7 +152,7 @@ def _convert(service: Any, n: int, repeats: int) -> dict[str, Any]:
         request = ChatMessageRequest(
             conversation_id="conversation-1", message_id="activity-1", user_message="hi", chat_history=history
         )
-        body = json.dumps(request.model_dump(by_alias=True, mode="json")).encode()
+        json.dumps(request.model_dump(by_alias=True, mode="json")).encode()
         t2 = time.perf_counter()
         conv.append(t1 - t0)
         both.append(t2 - t0)
@@ -158,7 +170,11 @@ async def _send(service: Any, n: int) -> dict[str, Any]:
 
     def hook(event: str, args: Any) -> None:
         nonlocal connects
-        if event == "socket.connect" and isinstance(args[0], socket.socket) and args[0].family == socket.AF_INET:
+        if (
+            event == "socket.connect"
+            and isinstance(args[0], socket.socket)
+            and args[0].family == socket.AF_INET
+        ):
             connects += 1
 
     if not getattr(_send, "_hooked", False):
@@ -169,7 +185,9 @@ async def _send(service: Any, n: int) -> dict[str, Any]:
     turn = _turn(DEFAULT_AGENT_ID, "user-1")
     options = ToolOptions(orchestrator_name="OpenAI")
     t0 = time.perf_counter()
-    results = await asyncio.gather(*(service.config_service.send_chat_history(turn, [], options) for _ in range(n)))
+    results = await asyncio.gather(
+        *(service.config_service.send_chat_history(turn, [], options) for _ in range(n))
+    )
     elapsed = time.perf_counter() - t0
     ok = sum(1 for r in results if r.succeeded)
     return {"elapsed": elapsed, "succeeded": ok, "connections": _send._count() - before}  # type: ignore[attr-defined]

@@ -3,7 +3,7 @@
     uv run python scripts/bench/chat_history.py [--messages 10000] [--repeats 15]
 
 - ours (OpenAI extension): ``to_chat_history_messages(items)`` then the request body exactly as
-  ``send_chat_history`` builds it (``ChatMessageRequest`` -> ``model_dump_json(by_alias=True)``);
+  ``send_chat_history`` builds it (``_chat_message_request`` + ``_serialize``: ``model_dump_json(by_alias=True)``);
 - Microsoft 2.0.0 (another process, same items): ``_convert_openai_messages_to_chat_history`` (what
   ``send_chat_history_messages`` calls), and conversion + their serialization
   (``json.dumps(ChatMessageRequest(...).model_dump(by_alias=True, mode="json"))``);
@@ -30,12 +30,12 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from agents_a365.tooling.extensions.langchain import convert_messages
 from agents_a365.tooling.extensions.openai._conversion import to_chat_history_messages
-from agents_a365.tooling.service import _chat_message_request
+from agents_a365.tooling.service import _chat_message_request, _serialize
 
 
 def serialize(turn: object, history: list) -> bytes:  # type: ignore[type-arg]
     # The two lines of McpToolServerConfigurationService.send_chat_history that build the body.
-    return _chat_message_request(turn, history).model_dump_json(by_alias=True).encode()  # type: ignore[arg-type]
+    return _serialize(_chat_message_request(turn, history))  # type: ignore[arg-type]
 
 
 async def main() -> None:
@@ -48,7 +48,9 @@ async def main() -> None:
     n = args.messages
     items = make_openai_items(n)
     lc_messages = [
-        HumanMessage(it["content"], id=it["id"]) if it["role"] == "user" else AIMessage(it["content"][0]["text"], id=it["id"])
+        HumanMessage(it["content"], id=it["id"])
+        if it["role"] == "user"
+        else AIMessage(it["content"][0]["text"], id=it["id"])
         for it in items
     ]
     turn = make_turn(agent_id_for(1))
@@ -99,22 +101,47 @@ async def main() -> None:
                 t0 = time.perf_counter()
                 floor = json.dumps(floor_dicts).encode()
                 s.add("floor", time.perf_counter() - t0)
-    print(f"{n} messages, {args.repeats} interleaved repeats, medians; body {len(body)} bytes (floor {len(floor)})")
+    print(
+        f"{n} messages, {args.repeats} interleaved repeats, medians; body {len(body)} bytes (floor {len(floor)})"
+    )
     print()
     table(
         [
-            ["ours, OpenAI extension", ms(s.med("oa_convert")), ms(s.med("oa_serialize")), ms(s.med("oa_both"))],
-            ["ours, LangChain extension", ms(s.med("lc_convert")), ms(s.med("lc_both") - s.med("lc_convert")), ms(s.med("lc_both"))],
-            ["Microsoft 2.0.0", ms(s.med("ms_convert")), ms(s.med("ms_both") - s.med("ms_convert")), ms(s.med("ms_both"))],
+            [
+                "ours, OpenAI extension",
+                ms(s.med("oa_convert")),
+                ms(s.med("oa_serialize")),
+                ms(s.med("oa_both")),
+            ],
+            [
+                "ours, LangChain extension",
+                ms(s.med("lc_convert")),
+                ms(s.med("lc_both") - s.med("lc_convert")),
+                ms(s.med("lc_both")),
+            ],
+            [
+                "Microsoft 2.0.0",
+                ms(s.med("ms_convert")),
+                ms(s.med("ms_both") - s.med("ms_convert")),
+                ms(s.med("ms_both")),
+            ],
             ["json.dumps of the dicts (floor)", "", ms(s.med("floor")), ""],
         ],
         ["", "convert", "serialize", "convert + serialize"],
     )
     checks = [
         ("ours (OpenAI) convert+serialize / Microsoft convert", s.med("oa_both") / s.med("ms_convert"), 0.5),
-        ("ours (OpenAI) convert+serialize / Microsoft convert+serialize", s.med("oa_both") / s.med("ms_both"), None),
+        (
+            "ours (OpenAI) convert+serialize / Microsoft convert+serialize",
+            s.med("oa_both") / s.med("ms_both"),
+            None,
+        ),
         ("ours serialize / json.dumps floor", s.med("oa_serialize") / s.med("floor"), 2.0),
-        ("ours (LangChain) convert+serialize / Microsoft convert", s.med("lc_both") / s.med("ms_convert"), None),
+        (
+            "ours (LangChain) convert+serialize / Microsoft convert",
+            s.med("lc_both") / s.med("ms_convert"),
+            None,
+        ),
     ]
     table(
         [

@@ -109,7 +109,8 @@ async def main() -> None:
     logging.basicConfig(level=logging.ERROR)
     header(
         "Registration (issue 9, targets 1 and 2)",
-        "uv run python scripts/bench/registration.py" + (f" --rounds {args.rounds}" if args.rounds != 7 else ""),
+        "uv run python scripts/bench/registration.py"
+        + (f" --rounds {args.rounds}" if args.rounds != 7 else ""),
     )
     s = Samples()
     tool_counts: dict[str, int] = {}
@@ -157,9 +158,11 @@ async def main() -> None:
                     s.add(f"plain_{n}", t)
                     tool_counts[f"plain_{n}"] = k
 
-    print(f"rounds: {args.rounds} (medians); tools listed per run at 16 servers: "
-          f"langchain {tool_counts['lc_16']}, openai {tool_counts['oa_16']}, microsoft {tool_counts['ms_16']}, "
-          f"plain {tool_counts['plain_16']}")
+    print(
+        f"rounds: {args.rounds} (medians); tools listed per run at 16 servers: "
+        f"langchain {tool_counts['lc_16']}, openai {tool_counts['oa_16']}, microsoft {tool_counts['ms_16']}, "
+        f"plain {tool_counts['plain_16']}"
+    )
     print()
     rows = []
     for n in SERVER_COUNTS:
@@ -208,13 +211,23 @@ async def main() -> None:
     for n in SERVER_COUNTS:
         checks.append(("2", f"langchain warm / cold @{n}", ratio(f"lc_warm_{n}", f"lc_cold_{n}"), 0.2))
     for n in SERVER_COUNTS:
-        checks.append(("2", f"openai warm / cold (add+list) @{n}", ratio(f"oa_warm_{n}", f"oa_cold_{n}"), 0.2))
+        checks.append(
+            ("2", f"openai warm / cold (add+list) @{n}", ratio(f"oa_warm_{n}", f"oa_cold_{n}"), 0.2)
+        )
     rows = [
-        [target, what, f"{value:.2f}", f"<= {limit}" if limit else "(info)", verdict(value <= limit) if limit else ""]
+        [
+            target,
+            what,
+            f"{value:.2f}",
+            f"<= {limit}" if limit else "(info)",
+            verdict(value <= limit) if limit else "",
+        ]
         for target, what, value, limit in checks
     ]
     table(rows, ["target", "ratio (same run)", "value", "target", ""])
-    print(f"overall median of microsoft add+list per server: {median([s.med(f'ms_{n}') / n for n in SERVER_COUNTS]) * 1000:.1f} ms")
+    print(
+        f"overall median of microsoft add+list per server: {median([s.med(f'ms_{n}') / n for n in SERVER_COUNTS]) * 1000:.1f} ms"
+    )
 
 
 if __name__ == "__main__":

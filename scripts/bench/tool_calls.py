@@ -52,7 +52,13 @@ async def measure(emu: Any, service: McpToolRegistrationService, calls: int, lab
     default = {
         t.name: t
         for t in await MultiServerMCPClient(
-            {"notes_1": {"transport": "streamable_http", "url": url, "headers": {"Authorization": f"Bearer {token}"}}}
+            {
+                "notes_1": {
+                    "transport": "streamable_http",
+                    "url": url,
+                    "headers": {"Authorization": f"Bearer {token}"},
+                }
+            }
         ).get_tools()
     }["list_notes"]
     async with (
@@ -71,7 +77,9 @@ async def measure(emu: Any, service: McpToolRegistrationService, calls: int, lab
             s.add(f"ours_{label}", await timed(ours.ainvoke({})))
             s.add(f"per_call_{label}", await timed(per_call.ainvoke({})))
             s.add(f"default_{label}", await timed(default.ainvoke({})))
-        holders = [t for t in asyncio.all_tasks() if t.get_name().startswith("a365-mcp-session") and not t.done()]
+        holders = [
+            t for t in asyncio.all_tasks() if t.get_name().startswith("a365-mcp-session") and not t.done()
+        ]
         s.add(f"open_{label}", len(holders))
     await asyncio.sleep(0.05)
     left = [t for t in asyncio.all_tasks() if t.get_name().startswith("a365-mcp") and not t.done()]
@@ -124,7 +132,13 @@ async def main() -> None:
     table(
         [
             ["3", "ours / raw call_tool (20 ms)", f"{ratio:.2f}", "<= 1.3", verdict(ratio <= 1.3)],
-            ["3", "session holders open during the turn / after it", f"{open_during} / {left}", "n / 0", verdict(left == 0)],
+            [
+                "3",
+                "session holders open during the turn / after it",
+                f"{open_during} / {left}",
+                "n / 0",
+                verdict(left == 0),
+            ],
         ],
         ["target", "measure", "value", "target", ""],
     )

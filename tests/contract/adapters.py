@@ -21,7 +21,6 @@ from agents_a365.runtime import OperationResult
 from agents_a365.tooling import McpToolServerConfigurationService
 from agents_a365.tooling.extensions import langchain as lc_ext
 from agents_a365.tooling.extensions import openai as oa_ext
-
 from contract.conversation import Image, Message, Text
 
 Send = Callable[[Any, tuple[Message, ...], int | None], Awaitable[OperationResult]]
@@ -60,7 +59,9 @@ def to_langchain(message: Message) -> BaseMessage:
         content = message.content
     else:
         content = [
-            {"type": "text", "text": p.text} if isinstance(p, Text) else {"type": "image_url", "image_url": {"url": p.url}}
+            {"type": "text", "text": p.text}
+            if isinstance(p, Text)
+            else {"type": "image_url", "image_url": {"url": p.url}}
             for p in message.content
         ]
     kwargs: dict[str, Any] = {"content": content}
@@ -85,7 +86,9 @@ class LangChainAdapter:
         self.service = service
 
     async def _messages(self, turn: Any, messages: tuple[Message, ...], limit: int | None) -> OperationResult:
-        return await self.service.send_chat_history_from_messages(turn, [to_langchain(m) for m in messages], limit=limit)
+        return await self.service.send_chat_history_from_messages(
+            turn, [to_langchain(m) for m in messages], limit=limit
+        )
 
     async def _graph(self, turn: Any, messages: tuple[Message, ...], limit: int | None) -> OperationResult:
         # A real compiled graph with a checkpointer; the history is stored for a thread_id.
@@ -104,7 +107,9 @@ class LangChainAdapter:
             await graph.aupdate_state(config, {"messages": []})
         return await self.service.send_chat_history(turn, graph, config, limit=limit)
 
-    async def _chat_history(self, turn: Any, messages: tuple[Message, ...], limit: int | None) -> OperationResult:
+    async def _chat_history(
+        self, turn: Any, messages: tuple[Message, ...], limit: int | None
+    ) -> OperationResult:
         history = InMemoryChatMessageHistory()
         await history.aadd_messages([to_langchain(m) for m in messages])
         return await self.service.send_chat_history_from_chat_history(turn, history, limit=limit)
@@ -135,8 +140,10 @@ class LangChainAdapter:
 def to_openai(message: Message) -> dict[str, Any]:
     item: dict[str, Any]
     if message.role == "tool":
-        text = message.content if isinstance(message.content, str) else " ".join(
-            p.text for p in message.content if isinstance(p, Text)
+        text = (
+            message.content
+            if isinstance(message.content, str)
+            else " ".join(p.text for p in message.content if isinstance(p, Text))
         )
         item = {"type": "function_call_output", "call_id": message.call_id, "output": text}
     elif isinstance(message.content, str):
@@ -146,7 +153,13 @@ def to_openai(message: Message) -> dict[str, Any]:
         parts: list[dict[str, Any]] = []
         for p in message.content:
             if isinstance(p, Text):
-                parts.append({"type": text_type, "text": p.text, **({"annotations": []} if text_type == "output_text" else {})})
+                parts.append(
+                    {
+                        "type": text_type,
+                        "text": p.text,
+                        **({"annotations": []} if text_type == "output_text" else {}),
+                    }
+                )
             elif isinstance(p, Image):
                 parts.append({"type": "input_image", "image_url": p.url, "detail": "auto"})
         item = {"type": "message", "role": message.role, "content": parts}
@@ -175,7 +188,10 @@ class OpenAIAdapter:
             session.close()
 
     def surfaces(self) -> tuple[Surface, ...]:
-        return (Surface("input_items", self._items, supports_limit=False), Surface("sqlite_session", self._session))
+        return (
+            Surface("input_items", self._items, supports_limit=False),
+            Surface("sqlite_session", self._session),
+        )
 
     def missing_argument_calls(self, turn: Any) -> dict[str, Callable[[], Awaitable[Any]]]:
         s = self.service

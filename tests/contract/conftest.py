@@ -3,11 +3,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from contract.adapters import ADAPTERS, ExtensionAdapter
-from support.platform import production_config
 
 from agents_a365.emulator import Emulator
 from agents_a365.tooling import McpToolServerConfigurationService
+from contract.adapters import ADAPTERS, ExtensionAdapter
+from support.platform import production_config
 
 
 @pytest.fixture(params=sorted(ADAPTERS))

@@ -95,7 +95,9 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "non_text_parts",
         (
-            Message("user", (Text("what is in this picture?"), Image("https://example.test/cat.png")), id="img-1"),
+            Message(
+                "user", (Text("what is in this picture?"), Image("https://example.test/cat.png")), id="img-1"
+            ),
             Message("user", (Image("https://example.test/only-image.png"),), id="img-2"),
             Message("assistant", "A cat.", id="img-3"),
         ),

@@ -9,13 +9,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+
+from agents_a365.emulator import Emulator, Fault
+from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration
 from contract.adapters import ADAPTERS
 from contract.conversation import GENERATED, SCENARIOS, Scenario, expected_history
 from support.platform import production_config
 from support.turns import make_turn_context
-
-from agents_a365.emulator import Emulator, Fault
-from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration
 
 SURFACES = [
     (adapter_name, surface_name)
@@ -44,13 +44,17 @@ def normalize(record: dict[str, Any], started: datetime) -> list[tuple[str, str,
     return rows
 
 
-async def send_through(emulator: Emulator, adapter_name: str, surface_name: str, scenario: Scenario) -> list[Any]:
+async def send_through(
+    emulator: Emulator, adapter_name: str, surface_name: str, scenario: Scenario
+) -> list[Any]:
     async with McpToolServerConfigurationService(production_config(emulator)) as tooling:
         adapter = ADAPTERS[adapter_name](tooling)
         surface = next(s for s in adapter.surfaces() if s.name == surface_name)
         if scenario.limit is not None and not surface.supports_limit:
             pytest.skip(f"{adapter_name}/{surface_name} takes no limit")
-        turn = make_turn_context(text="Book a meeting", activity_id=f"act-{scenario.name}", conversation_id="conv-c")
+        turn = make_turn_context(
+            text="Book a meeting", activity_id=f"act-{scenario.name}", conversation_id="conv-c"
+        )
         started = datetime.now(UTC)
         result = await surface.send(turn, scenario.messages, scenario.limit)
     assert result.succeeded, str(result)
@@ -75,7 +79,9 @@ async def test_bodies_are_identical_across_extensions(scenario: Scenario) -> Non
     bodies = {}
     for adapter_name, surface_name in SURFACES:
         async with Emulator() as emu:
-            bodies[(adapter_name, surface_name)] = await send_through(emu, adapter_name, surface_name, scenario)
+            bodies[(adapter_name, surface_name)] = await send_through(
+                emu, adapter_name, surface_name, scenario
+            )
     reference = bodies[SURFACES[0]]
     for key, body in bodies.items():
         assert body == reference, f"{key} differs from {SURFACES[0]}"

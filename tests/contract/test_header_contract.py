@@ -11,14 +11,14 @@ import re
 from typing import Any
 
 import pytest
-from contract.adapters import ADAPTERS
-from contract.conversation import SCENARIOS
-from support.platform import production_config
-from support.turns import make_turn_context
 
 from agents_a365.emulator import CALENDAR_AUDIENCE, DEFAULT_AGENT_ID, PLATFORM_AUDIENCE, Emulator
 from agents_a365.runtime import decode_token_payload, get_sdk_version
 from agents_a365.tooling import McpToolServerConfigurationService
+from contract.adapters import ADAPTERS
+from contract.conversation import SCENARIOS
+from support.platform import production_config
+from support.turns import make_turn_context
 
 CONTRACT_HEADERS = (
     "authorization",
@@ -85,7 +85,9 @@ async def test_same_headers_from_every_extension(emulator: Emulator, turn: Any) 
 
 
 @pytest.mark.parametrize("adapter_name", sorted(ADAPTERS))
-async def test_each_server_gets_only_its_own_audience(emulator: Emulator, turn: Any, adapter_name: str) -> None:
+async def test_each_server_gets_only_its_own_audience(
+    emulator: Emulator, turn: Any, adapter_name: str
+) -> None:
     requests = await run_turn(emulator, adapter_name, turn, emulator.authorization())
     audiences: dict[tuple[str, str | None], set[str | None]] = {}
     for request in requests:
@@ -115,10 +117,14 @@ async def test_user_agent_and_channel_headers(emulator: Emulator, turn: Any, ada
 
 
 @pytest.mark.parametrize("adapter_name", sorted(ADAPTERS))
-async def test_agent_id_precedence(emulator: Emulator, adapter_name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_agent_id_precedence(
+    emulator: Emulator, adapter_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("AGENT365_APPLICATION_NAME", "contract-app")
     # 1. The sender's agentic app blueprint id wins everywhere.
-    with_blueprint = make_turn_context(agentic_app_id=DEFAULT_AGENT_ID, blueprint_id="blueprint-from-activity")
+    with_blueprint = make_turn_context(
+        agentic_app_id=DEFAULT_AGENT_ID, blueprint_id="blueprint-from-activity"
+    )
     requests = await run_turn(emulator, adapter_name, with_blueprint, emulator.authorization())
     assert {r.headers["x-ms-agentid"] for r in requests} == {"blueprint-from-activity"}
     # 2. Else the token's claims (xms_par_app_azp first); threat protection has no token: the app name.

@@ -27,5 +27,13 @@ def test_demo_runs_end_to_end(tmp_path: Path) -> None:
     assert "send_email" in out and "create_event" in out
     # The chat-history record the emulator received.
     assert '"conversationId": "conversation-1"' in out
-    assert "send_chat_history -> Succeeded" in out
+    # A LangChain turn calls real MCP tools on two servers, then sends its history (level 1).
+    assert "tool call -> find_free_time" in out and "tool result <- list_emails" in out
+    assert "Latest email: 'Quarterly report'" in out
+    # An OpenAI Agents SDK turn sends an email through the mail MCP server.
+    assert "tool call -> send_email" in out
+    assert "mail server state: 1 email(s) sent" in out
+    assert "final answer: Sent email sent-1 to ada@contoso.com." in out
+    assert out.count("send_chat_history -> Succeeded") == 2
+    assert out.count('"role": "tool"') >= 3  # tool results reach threat protection from both turns
     assert "Traceback" not in done.stderr

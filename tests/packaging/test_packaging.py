@@ -42,7 +42,10 @@ def test_runtime_does_not_import_tooling() -> None:
 
 def dependencies(folder: str) -> list[str]:
     data = tomllib.loads((PACKAGES / folder / "pyproject.toml").read_text())
-    return [d.split(";")[0].split("[")[0].split(">")[0].split("=")[0].split("<")[0].strip() for d in data["project"]["dependencies"]]
+    return [
+        d.split(";")[0].split("[")[0].split(">")[0].split("=")[0].split("<")[0].strip()
+        for d in data["project"]["dependencies"]
+    ]
 
 
 def test_dependencies_point_one_way() -> None:

@@ -40,10 +40,21 @@ def open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
-def _async_generators() -> int:
-    # CPython's event loop keeps every not-yet-finalised async generator here; a transport that
-    # was never closed shows up as one that only the loop's shutdown would finalise.
-    return len(getattr(asyncio.get_running_loop(), "_asyncgens", ()))
+def _async_generators() -> set[str]:
+    """Client-side async generators not yet finalised, as ``file:name@id``.
+
+    CPython's event loop keeps every live async generator in ``_asyncgens``; a transport that was
+    never closed shows up there until the loop's shutdown finalises it (with errors).
+    """
+    found = set()
+    for agen in list(getattr(asyncio.get_running_loop(), "_asyncgens", ())):
+        code = agen.ag_code
+        if agen.ag_frame is None:  # finished or closed (still referenced, e.g. by a traceback)
+            continue
+        if any(marker in code.co_filename for marker in _SERVER_SIDE):
+            continue
+        found.add(f"{code.co_filename.rsplit('/', 2)[-1]}:{code.co_name}@{id(agen):x}")
+    return found
 
 
 def _texts_of(exc: BaseException, seen: set[int] | None = None) -> Iterator[str]:
@@ -96,7 +107,7 @@ class Guard:
         self._capture = _Capture()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._fds = 0
-        self._asyncgens = 0
+        self._asyncgens: set[str] = set()
         self._root_level = logging.NOTSET
         self.finished = False
 
@@ -191,11 +202,11 @@ class Guard:
             await asyncio.sleep(0.05)
             gc.collect()
             tasks, fds, gens = self.leftover_tasks(), open_fds(), _async_generators()
-            if (not tasks and fds <= self._fds and gens <= self._asyncgens) or time.monotonic() > deadline:
+            if (not tasks and fds <= self._fds and not gens - self._asyncgens) or time.monotonic() > deadline:
                 break
         assert not tasks, f"tasks left running: {[t.get_name() for t in tasks]}"
         assert fds <= self._fds, f"file descriptors left open: {fds} > {self._fds}"
-        assert gens <= self._asyncgens, f"async generators left unclosed: {gens} > {self._asyncgens}"
+        assert not gens - self._asyncgens, f"async generators left unclosed: {sorted(gens - self._asyncgens)}"
         if check_tokens:
             assert self._all_tokens(), "the scenario minted no token: the token search proves nothing"
             leaks = self.token_leaks()

@@ -4,7 +4,13 @@ from agents_a365.runtime import RuntimeConfiguration
 
 
 def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("CLUSTER_CATEGORY", "PYTHON_ENVIRONMENT", "ENVIRONMENT", "ASPNETCORE_ENVIRONMENT", "DOTNET_ENVIRONMENT"):
+    for name in (
+        "CLUSTER_CATEGORY",
+        "PYTHON_ENVIRONMENT",
+        "ENVIRONMENT",
+        "ASPNETCORE_ENVIRONMENT",
+        "DOTNET_ENVIRONMENT",
+    ):
         monkeypatch.delenv(name, raising=False)
     config = RuntimeConfiguration()
     assert config.cluster_category == "prod"

@@ -65,7 +65,9 @@ class _RecordingAuthorization:
 async def test_get_agentic_user_token_calls_exchange_token() -> None:
     turn = make_turn_context()
     authorization = _RecordingAuthorization("tok")
-    token = await AgenticAuthenticationService.get_agentic_user_token(authorization, "AGENTIC", turn, ["s/.default"])
+    token = await AgenticAuthenticationService.get_agentic_user_token(
+        authorization, "AGENTIC", turn, ["s/.default"]
+    )
     assert token == "tok"
     assert authorization.calls == [(turn, ["s/.default"], "AGENTIC")]
 

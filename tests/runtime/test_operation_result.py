@@ -11,7 +11,9 @@ def test_success_is_a_shared_singleton() -> None:
 
 
 def test_failed_lists_every_error_message() -> None:
-    result = OperationResult.failed(OperationError(RuntimeError("first")), OperationError(ValueError("second")))
+    result = OperationResult.failed(
+        OperationError(RuntimeError("first")), OperationError(ValueError("second"))
+    )
     assert not result.succeeded
     assert not result
     assert [e.message for e in result.errors] == ["first", "second"]

@@ -29,7 +29,9 @@ async def test_failures_reach_every_waiter_and_are_not_cached() -> None:
         await asyncio.sleep(0.01)
         raise RuntimeError("exchange failed")
 
-    results = await asyncio.gather(*(cache.get_or_create("k", create) for _ in range(3)), return_exceptions=True)
+    results = await asyncio.gather(
+        *(cache.get_or_create("k", create) for _ in range(3)), return_exceptions=True
+    )
     assert all(isinstance(r, RuntimeError) for r in results)
     with pytest.raises(RuntimeError):
         await cache.get_or_create("k", create)

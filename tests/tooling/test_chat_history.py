@@ -29,7 +29,9 @@ HISTORY = [
 ]
 
 
-async def test_sends_the_chat_message_request(emulator: Emulator, service: McpToolServerConfigurationService) -> None:
+async def test_sends_the_chat_message_request(
+    emulator: Emulator, service: McpToolServerConfigurationService
+) -> None:
     turn = make_turn_context(text="Book a meeting", activity_id="act-1", conversation_id="conv-1")
     result = await service.send_chat_history(turn, HISTORY, ToolOptions(orchestrator_name="LangChain"))
     assert result.succeeded, str(result)
@@ -39,7 +41,12 @@ async def test_sends_the_chat_message_request(emulator: Emulator, service: McpTo
             "messageId": "act-1",
             "userMessage": "Book a meeting",
             "chatHistory": [
-                {"id": "m1", "role": "user", "content": "Book a meeting", "timestamp": "2026-11-21T12:00:00Z"},
+                {
+                    "id": "m1",
+                    "role": "user",
+                    "content": "Book a meeting",
+                    "timestamp": "2026-11-21T12:00:00Z",
+                },
                 {"id": "m2", "role": "assistant", "content": "Done", "timestamp": "2026-11-21T12:00:00Z"},
             ],
         }
@@ -52,7 +59,9 @@ async def test_sends_the_chat_message_request(emulator: Emulator, service: McpTo
     assert "authorization" not in request.headers
 
 
-async def test_an_empty_history_is_still_sent(emulator: Emulator, service: McpToolServerConfigurationService) -> None:
+async def test_an_empty_history_is_still_sent(
+    emulator: Emulator, service: McpToolServerConfigurationService
+) -> None:
     result = await service.send_chat_history(make_turn_context(), [])
     assert result.succeeded
     assert [m["chatHistory"] for m in emulator.chat_messages] == [[]]
@@ -99,7 +108,9 @@ def _error(result: Any) -> ChatHistorySendError:
 
 async def test_server_error_is_a_failed_result_after_bounded_retries(emulator: Emulator) -> None:
     emulator.faults.set("rtp", Fault(status=500))
-    async with McpToolServerConfigurationService(production_config(emulator, chat_history_max_attempts=3)) as svc:
+    async with McpToolServerConfigurationService(
+        production_config(emulator, chat_history_max_attempts=3)
+    ) as svc:
         result = await svc.send_chat_history(make_turn_context(), HISTORY)
     error = _error(result)
     assert error.status_code == 500 and error.attempts == 3
@@ -107,7 +118,9 @@ async def test_server_error_is_a_failed_result_after_bounded_retries(emulator: E
     assert len(emulator.requests_for("rtp")) == 3
 
 
-async def test_429_is_retried_honouring_retry_after(emulator: Emulator, service: McpToolServerConfigurationService) -> None:
+async def test_429_is_retried_honouring_retry_after(
+    emulator: Emulator, service: McpToolServerConfigurationService
+) -> None:
     emulator.faults.set("rtp", Fault(status=429, retry_after="0", times=2))
     result = await service.send_chat_history(make_turn_context(), HISTORY)
     assert result.succeeded
@@ -124,7 +137,9 @@ async def test_retry_after_beyond_the_deadline_stops_retrying(emulator: Emulator
     assert time.monotonic() - started < 2
 
 
-async def test_client_errors_are_not_retried(emulator: Emulator, service: McpToolServerConfigurationService) -> None:
+async def test_client_errors_are_not_retried(
+    emulator: Emulator, service: McpToolServerConfigurationService
+) -> None:
     emulator.faults.set("rtp", Fault(status=400))
     result = await service.send_chat_history(make_turn_context(), HISTORY)
     assert _error(result).status_code == 400
@@ -133,7 +148,9 @@ async def test_client_errors_are_not_retried(emulator: Emulator, service: McpToo
 
 async def test_timeout_is_a_failed_result_within_the_deadline(emulator: Emulator) -> None:
     emulator.faults.set("rtp", Fault(latency_ms=5_000))
-    async with McpToolServerConfigurationService(production_config(emulator, chat_history_timeout=0.5)) as svc:
+    async with McpToolServerConfigurationService(
+        production_config(emulator, chat_history_timeout=0.5)
+    ) as svc:
         started = time.monotonic()
         result = await svc.send_chat_history(make_turn_context(), HISTORY)
     assert "did not answer within 0.5 s" in str(_error(result))
@@ -142,7 +159,9 @@ async def test_timeout_is_a_failed_result_within_the_deadline(emulator: Emulator
 
 async def test_dropped_connection_is_retried_then_reported(emulator: Emulator) -> None:
     emulator.faults.set("rtp", Fault(drop=True))
-    async with McpToolServerConfigurationService(production_config(emulator, chat_history_max_attempts=2)) as svc:
+    async with McpToolServerConfigurationService(
+        production_config(emulator, chat_history_max_attempts=2)
+    ) as svc:
         result = await svc.send_chat_history(make_turn_context(), HISTORY)
     assert "unreachable" in str(_error(result))
     assert _error(result).attempts == 2
@@ -158,7 +177,9 @@ async def test_refused_connection_is_a_failed_result() -> None:
     assert "unreachable" in str(_error(result))
 
 
-async def test_one_http_client_is_reused(emulator: Emulator, service: McpToolServerConfigurationService) -> None:
+async def test_one_http_client_is_reused(
+    emulator: Emulator, service: McpToolServerConfigurationService
+) -> None:
     client = service.http_client
     await asyncio.gather(*(service.send_chat_history(make_turn_context(), HISTORY) for _ in range(5)))
     assert service.http_client is client
@@ -167,7 +188,9 @@ async def test_one_http_client_is_reused(emulator: Emulator, service: McpToolSer
     assert client.is_closed
 
 
-async def test_lone_surrogates_are_replaced_not_fatal(emulator: Emulator, service: McpToolServerConfigurationService) -> None:
+async def test_lone_surrogates_are_replaced_not_fatal(
+    emulator: Emulator, service: McpToolServerConfigurationService
+) -> None:
     broken = ChatHistoryMessage(id="s1", role="user", content="bad \ud800 text", timestamp=NOW)
     result = await service.send_chat_history(make_turn_context(), [broken])
     assert result.succeeded, str(result)

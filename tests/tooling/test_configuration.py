@@ -35,7 +35,10 @@ def test_defaults() -> None:
 def test_endpoint_whitespace_and_trailing_slashes_are_trimmed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MCP_PLATFORM_ENDPOINT", "  https://example.test/base///  ")
     assert ToolingConfiguration().mcp_platform_endpoint == "https://example.test/base"
-    assert ToolingConfiguration(mcp_platform_endpoint=" http://127.0.0.1:1/ ").mcp_platform_endpoint == "http://127.0.0.1:1"
+    assert (
+        ToolingConfiguration(mcp_platform_endpoint=" http://127.0.0.1:1/ ").mcp_platform_endpoint
+        == "http://127.0.0.1:1"
+    )
 
 
 def test_manifest_or_gateway_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -104,7 +104,9 @@ async def test_exchanges_for_different_scopes_run_concurrently() -> None:
             ServerConfig(name="mail", kind="mail"),
             ServerConfig(name="calendar", kind="calendar"),
             ServerConfig(name="notes", kind="notes", audience="api://a365-notes"),
-            ServerConfig(name="notes2", kind="notes", audience="api://a365-notes"),  # same scope: one exchange
+            ServerConfig(
+                name="notes2", kind="notes", audience="api://a365-notes"
+            ),  # same scope: one exchange
         ]
     )
     async with Emulator(config) as emu:
@@ -113,7 +115,9 @@ async def test_exchanges_for_different_scopes_run_concurrently() -> None:
         peak = 0
 
         class SlowAuthorization:
-            async def exchange_token(self, context: Any, scopes: Any = None, auth_handler_id: Any = None) -> Any:
+            async def exchange_token(
+                self, context: Any, scopes: Any = None, auth_handler_id: Any = None
+            ) -> Any:
                 nonlocal in_flight, peak
                 in_flight += 1
                 peak = max(peak, in_flight)
@@ -123,7 +127,9 @@ async def test_exchanges_for_different_scopes_run_concurrently() -> None:
 
         async with McpToolServerConfigurationService(production_config(emu)) as svc:
             servers = await svc.list_tool_servers(
-                make_turn_context(agentic_app_id=DEFAULT_AGENT_ID), SlowAuthorization(), "AGENTIC",
+                make_turn_context(agentic_app_id=DEFAULT_AGENT_ID),
+                SlowAuthorization(),
+                "AGENTIC",
                 auth_token=emu.platform_token(),
             )
     assert len(servers) == 4
@@ -156,13 +162,17 @@ async def test_an_unusable_token_is_refused_before_any_request(
     assert emulator.requests == []
 
 
-@pytest.mark.parametrize("failure", [ExchangeFailure.NONE, ExchangeFailure.EMPTY_TOKEN, ExchangeFailure.RAISE])
+@pytest.mark.parametrize(
+    "failure", [ExchangeFailure.NONE, ExchangeFailure.EMPTY_TOKEN, ExchangeFailure.RAISE]
+)
 async def test_failed_exchange_names_the_servers(
     emulator: Emulator, service: McpToolServerConfigurationService, turn: Any, failure: ExchangeFailure
 ) -> None:
     token = emulator.platform_token()
     with pytest.raises(TokenAcquisitionError, match="calendar") as caught:
-        await service.list_tool_servers(turn, emulator.authorization(failure=failure), "AGENTIC", auth_token=token)
+        await service.list_tool_servers(
+            turn, emulator.authorization(failure=failure), "AGENTIC", auth_token=token
+        )
     assert caught.value.servers == ("calendar",)
 
 
@@ -221,13 +231,17 @@ async def test_concurrent_cold_turns_share_one_exchange_and_discovery(
     emulator: Emulator, service: McpToolServerConfigurationService, turn: Any
 ) -> None:
     authorization = emulator.authorization()
-    results = await asyncio.gather(*(service.list_tool_servers(turn, authorization, "AGENTIC") for _ in range(10)))
+    results = await asyncio.gather(
+        *(service.list_tool_servers(turn, authorization, "AGENTIC") for _ in range(10))
+    )
     assert all(len(r) == 2 for r in results)
     assert authorization.exchange_count == 2
     assert len(emulator.requests_for("gateway")) == 1
 
 
-async def test_gateway_entry_with_plain_http_to_a_remote_host_is_refused(emulator: Emulator, turn: Any) -> None:
+async def test_gateway_entry_with_plain_http_to_a_remote_host_is_refused(
+    emulator: Emulator, turn: Any
+) -> None:
     emulator.faults.set(
         "gateway", Fault(body={"mcpServers": [{"mcpServerName": "evil", "url": "http://example.com/mcp"}]})
     )
@@ -237,7 +251,9 @@ async def test_gateway_entry_with_plain_http_to_a_remote_host_is_refused(emulato
 
 
 @pytest.mark.parametrize("name", ["../admin", "a/b", "..", "evil?x=1", "x" * 200])
-async def test_server_names_that_would_escape_the_url_are_refused(emulator: Emulator, turn: Any, name: str) -> None:
+async def test_server_names_that_would_escape_the_url_are_refused(
+    emulator: Emulator, turn: Any, name: str
+) -> None:
     emulator.faults.set("gateway", Fault(body={"mcpServers": [{"mcpServerName": name}]}))
     async with McpToolServerConfigurationService(production_config(emulator)) as svc:
         with pytest.raises(ToolServerConfigurationError, match="invalid MCP server name"):
@@ -268,7 +284,10 @@ async def test_get_mcp_client_tools_names_the_server_that_refuses(
 
 
 async def test_no_token_appears_in_logs(
-    emulator: Emulator, service: McpToolServerConfigurationService, turn: Any, caplog: pytest.LogCaptureFixture
+    emulator: Emulator,
+    service: McpToolServerConfigurationService,
+    turn: Any,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG)
     servers = await service.list_tool_servers(turn, emulator.authorization(), "AGENTIC")

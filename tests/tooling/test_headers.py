@@ -12,7 +12,9 @@ from agents_a365.tooling import build_request_headers
 def test_full_header_set_from_a_real_activity() -> None:
     turn = make_turn_context(channel_id="msteams:email", activity_id="act-7")
     token = make_jwt(appid="app-from-token")
-    headers = build_request_headers(turn, auth_token=token, orchestrator_name="LangChain", correlation_id=True)
+    headers = build_request_headers(
+        turn, auth_token=token, orchestrator_name="LangChain", correlation_id=True
+    )
     assert headers == {
         "Authorization": f"Bearer {token}",
         "User-Agent": get_user_agent_header("LangChain"),
@@ -29,10 +31,15 @@ def test_channel_without_sub_channel() -> None:
     assert "x-ms-subchannel-id" not in headers
 
 
-def test_agent_id_precedence_blueprint_then_token_then_application_name(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_agent_id_precedence_blueprint_then_token_then_application_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("AGENT365_APPLICATION_NAME", "app-name")
     token = make_jwt(xms_par_app_azp="token-blueprint", appid="app")
-    assert build_request_headers(make_turn_context(blueprint_id="bp-1"), auth_token=token)["x-ms-agentid"] == "bp-1"
+    assert (
+        build_request_headers(make_turn_context(blueprint_id="bp-1"), auth_token=token)["x-ms-agentid"]
+        == "bp-1"
+    )
     assert build_request_headers(make_turn_context(), auth_token=token)["x-ms-agentid"] == "token-blueprint"
     assert build_request_headers(make_turn_context())["x-ms-agentid"] == "app-name"
 

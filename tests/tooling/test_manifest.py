@@ -9,7 +9,11 @@ from pathlib import Path
 import pytest
 from support.turns import make_turn_context
 
-from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration, ToolServerDiscoveryError
+from agents_a365.tooling import (
+    McpToolServerConfigurationService,
+    ToolingConfiguration,
+    ToolServerDiscoveryError,
+)
 
 
 def dev_config(path: Path) -> ToolingConfiguration:
@@ -33,7 +37,11 @@ async def test_manifest_entries_with_default_urls_and_env_tokens(
             {
                 "mcpServers": [
                     {"mcpServerName": "mailTools", "mcpServerUniqueName": "mcp_MailTools"},
-                    {"mcpServerUniqueName": "calendar", "audience": "api://cal", "url": "https://cal.test/mcp"},
+                    {
+                        "mcpServerUniqueName": "calendar",
+                        "audience": "api://cal",
+                        "url": "https://cal.test/mcp",
+                    },
                     {"publisher": "no name: skipped"},
                 ]
             }

@@ -18,7 +18,11 @@ def test_chat_message_request_is_camel_case_on_the_wire() -> None:
         conversation_id="c",
         message_id="m",
         user_message="hi",
-        chat_history=[ChatHistoryMessage(id="1", role="user", content="hi", timestamp=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))],
+        chat_history=[
+            ChatHistoryMessage(
+                id="1", role="user", content="hi", timestamp=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+            )
+        ],
     )
     wire = json.loads(request.model_dump_json(by_alias=True))
     assert wire == {
@@ -31,15 +35,21 @@ def test_chat_message_request_is_camel_case_on_the_wire() -> None:
 
 def test_timestamps_serialize_as_utc() -> None:
     plus_two = timezone(timedelta(hours=2))
-    aware = ChatHistoryMessage(id="1", role="user", content="x", timestamp=datetime(2026, 1, 1, 12, tzinfo=plus_two))
+    aware = ChatHistoryMessage(
+        id="1", role="user", content="x", timestamp=datetime(2026, 1, 1, 12, tzinfo=plus_two)
+    )
     naive = ChatHistoryMessage(id="2", role="user", content="x", timestamp=datetime(2026, 1, 1, 12))
     assert aware.model_dump(mode="json")["timestamp"] == "2026-01-01T10:00:00Z"
     assert naive.model_dump(mode="json")["timestamp"] == "2026-01-01T12:00:00Z"
 
 
 def test_models_accept_python_and_wire_names() -> None:
-    assert ToolOptions(orchestrator_name="LangChain") == ToolOptions.model_validate({"orchestratorName": "LangChain"})
-    entry = ToolingManifestEntry.model_validate({"mcpServerUniqueName": "mcp_Mail", "audience": "default", "scope": "null"})
+    assert ToolOptions(orchestrator_name="LangChain") == ToolOptions.model_validate(
+        {"orchestratorName": "LangChain"}
+    )
+    entry = ToolingManifestEntry.model_validate(
+        {"mcpServerUniqueName": "mcp_Mail", "audience": "default", "scope": "null"}
+    )
     assert entry.name == "mcp_Mail"
     assert entry.audience is None and entry.scope is None
 

@@ -42,7 +42,14 @@ from .constants import CHAT_HISTORY_PATH
 from .errors import ChatHistorySendError, TokenAcquisitionError, ToolServerDiscoveryError
 from .headers import build_request_headers
 from .mcp_http import shared_ssl_context
-from .models import ChatHistoryMessage, ChatMessageRequest, MCPServerConfig, ToolingManifestEntry, ToolOptions
+from .models import (
+    ChatHistoryMessage,
+    ChatMessageRequest,
+    MCPServerConfig,
+    ToolingManifestEntry,
+    ToolOptions,
+    as_utc,
+)
 
 __all__ = ["McpToolServerConfigurationService"]
 
@@ -415,7 +422,7 @@ def _serialize(request: ChatMessageRequest) -> bytes:
     except PydanticSerializationError:
         # Lone surrogates (e.g. from JSON-decoded history) are not encodable as UTF-8:
         # send U+FFFD in their place rather than lose the whole record.
-        data = request.model_dump(by_alias=True, mode="python")
+        data = request.model_dump(by_alias=True, mode="json")  # timestamps as "...Z" strings
         return json.dumps(_replace_surrogates(data), default=str, ensure_ascii=False).encode()
 
 
@@ -453,7 +460,15 @@ def _chat_message_request(
     )
     message_id = _required_text(getattr(activity, "id", None), "turn_context.activity.id is required")
     user_message = _required_text(getattr(activity, "text", None), "turn_context.activity.text is required")
-    history = list(messages)
+    # Messages made with model_construct skip the UTC normalisation of validation: do it here.
+    history = [
+        m.model_copy(update={"timestamp": as_utc(m.timestamp)})
+        if type(m) is ChatHistoryMessage
+        and isinstance(m.timestamp, datetime)
+        and m.timestamp.tzinfo is not UTC
+        else m
+        for m in messages
+    ]
     if all(type(m) is ChatHistoryMessage for m in history):
         # Already validated models: skip re-validation on the hot path.
         return ChatMessageRequest.model_construct(

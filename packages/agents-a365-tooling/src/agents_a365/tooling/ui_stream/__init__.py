@@ -14,12 +14,12 @@ from .sse import SSE_DONE, encode_sse, to_jsonable
 from .state import UIMessageStreamState
 
 __all__ = [
-    "ArgumentsParser",
     "DEFAULT_ERROR_TEXT",
     "FINISH_REASONS",
     "SSE_DONE",
     "UI_CHUNK_TYPES",
     "UI_MESSAGE_STREAM_HEADERS",
+    "ArgumentsParser",
     "ErrorTextFunction",
     "FinishReason",
     "UIChatRequest",
