@@ -130,7 +130,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario("long_conversation", _long(400), tags=frozenset({"long"})),
     Scenario("limit_most_recent", _long(50) + ROLES, limit=4),
-    Scenario("limit_over_empty", ROLES[:2] + (Message("assistant", "", id="blank"),), limit=2),
+    Scenario("limit_over_empty", (*ROLES[:2], Message("assistant", "", id="blank")), limit=2),
     Scenario("limit_zero", ROLES, limit=0),
     Scenario("empty_list", ()),
 )

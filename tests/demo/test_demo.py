@@ -24,11 +24,13 @@ def test_demo_runs_end_to_end(tmp_path: Path) -> None:
     assert "token aud=api://a365-calendar" in out
     assert "token aud=ea9ffc3e-8a23-4a7d-836d-234d7c7565c1" in out
     # Tools listed over MCP.
-    assert "send_email" in out and "create_event" in out
+    assert "send_email" in out
+    assert "create_event" in out
     # The chat-history record the emulator received.
     assert '"conversationId": "conversation-1"' in out
     # A LangChain turn calls real MCP tools on two servers, then sends its history (level 1).
-    assert "tool call -> find_free_time" in out and "tool result <- list_emails" in out
+    assert "tool call -> find_free_time" in out
+    assert "tool result <- list_emails" in out
     assert "Latest email: 'Quarterly report'" in out
     # An OpenAI Agents SDK turn sends an email through the mail MCP server.
     assert "tool call -> send_email" in out

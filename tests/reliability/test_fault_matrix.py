@@ -75,14 +75,27 @@ async def test_gateway_fault_is_one_typed_error_naming_the_endpoint(
 async def test_gateway_entries_that_are_not_objects_are_skipped_with_a_warning(
     emu: Emulator, guard: Guard, turn: TurnContext, caplog: pytest.LogCaptureFixture
 ) -> None:
-    entries: list[Any] = ["mail", 42, None, ["x"], {"mcpServerName": 7}, {"url": "no name"}, {"mcpServerName": "mail"}]
+    entries: list[Any] = [
+        "mail",
+        42,
+        None,
+        ["x"],
+        {"mcpServerName": 7},
+        {"url": "no name"},
+        {"mcpServerName": "mail"},
+    ]
     emu.faults.set("gateway", Fault(body={"mcpServers": entries}))
     async with McpToolServerConfigurationService(config(emu)) as svc:
         servers = await svc.list_tool_servers(turn, emu.authorization(), AUTH_HANDLER)
     assert [s.mcp_server_name for s in servers] == ["mail"]
     skipped = [r.getMessage() for r in caplog.records if "skipping server entry" in r.getMessage()]
     assert [m.split("skipping server entry ")[1].split(" ")[0].rstrip(":") for m in skipped] == [
-        "0", "1", "2", "3", "4", "5"
+        "0",
+        "1",
+        "2",
+        "3",
+        "4",
+        "5",
     ]
 
 
@@ -123,7 +136,9 @@ async def test_platform_token_exchange_failure_is_a_typed_error_before_any_reque
     guard.tokens.add(emu.platform_token())  # a token exists, so the search below is meaningful
 
 
-async def test_v2_token_exchange_failure_names_the_server(emu: Emulator, guard: Guard, turn: TurnContext) -> None:
+async def test_v2_token_exchange_failure_names_the_server(
+    emu: Emulator, guard: Guard, turn: TurnContext
+) -> None:
     async with McpToolServerConfigurationService(config(emu)) as svc:
         with guard.raises(TokenAcquisitionError) as caught:
             await svc.list_tool_servers(
@@ -182,7 +197,12 @@ async def test_one_mcp_server_failing_is_a_typed_error_naming_it(
 @pytest.mark.parametrize("extension", ["langchain", "openai"])
 @pytest.mark.parametrize("case", list(MCP_FAULTS))
 async def test_skip_unreachable_keeps_the_other_servers_and_warns_naming_the_failed_one(
-    emu: Emulator, guard: Guard, turn: TurnContext, caplog: pytest.LogCaptureFixture, extension: str, case: str
+    emu: Emulator,
+    guard: Guard,
+    turn: TurnContext,
+    caplog: pytest.LogCaptureFixture,
+    extension: str,
+    case: str,
 ) -> None:
     emu.faults.set("mcp:calendar", MCP_FAULTS[case][0])
     with elapsed_at_most(WITHIN):
@@ -204,9 +224,9 @@ async def test_langchain_tool_call_dropped_by_the_server_fails_within_the_timeou
             assert "Timed out while waiting for response" in str(caught[0])
             # The other server's session is unaffected within the same turn.
             assert "inbox" not in str(await tools["list_events"].ainvoke({"date": "2026-01-01"}))
-        assert [r.dropped for r in emu.requests_for("mcp", server="mail") if r.jsonrpc_method == "tools/call"] == [
-            True
-        ]
+        assert [
+            r.dropped for r in emu.requests_for("mcp", server="mail") if r.jsonrpc_method == "tools/call"
+        ] == [True]
         # The next turn works normally.
         async with lc.mcp_tools(emu.authorization(), AUTH_HANDLER, turn) as toolset:
             tools = {t.name: t for t in toolset.tools()}
@@ -341,7 +361,9 @@ async def test_rtp_failure_reaches_the_extensions_as_a_failed_result(
     with elapsed_at_most(WITHIN):
         if extension == "langchain":
             async with LangChainService(configuration=config(emu, chat_history_timeout=1)) as lc:
-                result = await lc.send_chat_history_from_messages(turn, [HumanMessage("hi"), AIMessage("hello")])
+                result = await lc.send_chat_history_from_messages(
+                    turn, [HumanMessage("hi"), AIMessage("hello")]
+                )
         else:
             async with OpenAIService(configuration=config(emu, chat_history_timeout=1)) as oa:
                 result = await oa.send_chat_history_messages(turn, [{"role": "user", "content": "hi"}])

@@ -3,8 +3,6 @@ import re
 from typing import Any
 
 import pytest
-from support.jwt import make_jwt
-from support.turns import make_turn_context
 
 from agents_a365.runtime import (
     AgenticAuthenticationService,
@@ -13,6 +11,8 @@ from agents_a365.runtime import (
     get_user_agent_header,
     resolve_agent_identity,
 )
+from support.jwt import make_jwt
+from support.turns import make_turn_context
 
 
 def test_agentic_request_uses_the_agentic_instance_id() -> None:

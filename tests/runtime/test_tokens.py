@@ -1,7 +1,6 @@
 import time
 
 import pytest
-from support.jwt import make_jwt
 
 from agents_a365.runtime import (
     InvalidTokenError,
@@ -14,6 +13,7 @@ from agents_a365.runtime import (
     get_app_id_from_token,
     validate_token,
 )
+from support.jwt import make_jwt
 
 
 def test_agent_id_prefers_blueprint_then_appid_then_azp() -> None:

@@ -3,12 +3,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from support.turns import make_turn_context
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator
-from support.platform import production_config
-
 from agents_a365.tooling import McpToolServerConfigurationService
+from support.platform import production_config
+from support.turns import make_turn_context
 
 
 @pytest.fixture

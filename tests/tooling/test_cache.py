@@ -44,7 +44,8 @@ def test_entries_expire_and_capacity_is_bounded() -> None:
     cache.put("a", 1, ttl=10)
     cache.put("b", 2, ttl=10)
     cache.put("c", 3, ttl=10)
-    assert cache.get("a") is None and len(cache) == 2
+    assert cache.get("a") is None
+    assert len(cache) == 2
     now[0] = 11
     assert cache.get("b") is None
     cache.put("d", 4, ttl=0)  # a non-positive ttl is never stored

@@ -9,8 +9,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from support.platform import production_config
-from support.turns import make_turn_context
 
 from agents_a365.emulator import Emulator, Fault
 from agents_a365.runtime import get_user_agent_header
@@ -21,6 +19,8 @@ from agents_a365.tooling import (
     ToolingConfiguration,
     ToolOptions,
 )
+from support.platform import production_config
+from support.turns import make_turn_context
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 HISTORY = [
@@ -113,7 +113,8 @@ async def test_server_error_is_a_failed_result_after_bounded_retries(emulator: E
     ) as svc:
         result = await svc.send_chat_history(make_turn_context(), HISTORY)
     error = _error(result)
-    assert error.status_code == 500 and error.attempts == 3
+    assert error.status_code == 500
+    assert error.attempts == 3
     assert "HTTP 500" in str(result)
     assert len(emulator.requests_for("rtp")) == 3
 

@@ -7,9 +7,6 @@ import logging
 from typing import Any
 
 import pytest
-from support.platform import production_config
-from support.jwt import make_jwt
-from support.turns import make_turn_context
 
 from agents_a365.emulator import (
     CALENDAR_AUDIENCE,
@@ -32,6 +29,9 @@ from agents_a365.tooling import (
     ToolServerConfigurationError,
     ToolServerDiscoveryError,
 )
+from support.jwt import make_jwt
+from support.platform import production_config
+from support.turns import make_turn_context
 
 OPTIONS = ToolOptions(orchestrator_name="TestOrchestrator")
 
@@ -138,9 +138,11 @@ async def test_exchanges_for_different_scopes_run_concurrently() -> None:
 
 
 async def test_gateway_accepts_a_bare_list(turn: Any) -> None:
-    async with Emulator(EmulatorConfig(gateway_shape="list")) as emu:
-        async with McpToolServerConfigurationService(production_config(emu)) as svc:
-            servers = await svc.list_tool_servers(turn, emu.authorization(), "AGENTIC")
+    async with (
+        Emulator(EmulatorConfig(gateway_shape="list")) as emu,
+        McpToolServerConfigurationService(production_config(emu)) as svc,
+    ):
+        servers = await svc.list_tool_servers(turn, emu.authorization(), "AGENTIC")
     assert {s.mcp_server_name for s in servers} == {"mail", "calendar"}
 
 
@@ -268,7 +270,8 @@ async def test_get_mcp_client_tools_lists_tools_over_mcp(
     assert {"send_email", "list_emails", "search_emails"} <= {t.name for t in tools["mail"]}
     assert {"create_event", "list_events", "find_free_time"} <= {t.name for t in tools["calendar"]}
     mcp_requests = emulator.requests_for("mcp", server="calendar")
-    assert mcp_requests and all(r.status != 401 for r in mcp_requests)
+    assert mcp_requests
+    assert all(r.status != 401 for r in mcp_requests)
 
 
 async def test_get_mcp_client_tools_names_the_server_that_refuses(

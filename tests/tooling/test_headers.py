@@ -2,11 +2,11 @@ import re
 import uuid
 
 import pytest
-from support.jwt import make_jwt
-from support.turns import make_turn_context
 
 from agents_a365.runtime import get_user_agent_header
 from agents_a365.tooling import build_request_headers
+from support.jwt import make_jwt
+from support.turns import make_turn_context
 
 
 def test_full_header_set_from_a_real_activity() -> None:

@@ -7,13 +7,13 @@ import logging
 from pathlib import Path
 
 import pytest
-from support.turns import make_turn_context
 
 from agents_a365.tooling import (
     McpToolServerConfigurationService,
     ToolingConfiguration,
     ToolServerDiscoveryError,
 )
+from support.turns import make_turn_context
 
 
 def dev_config(path: Path) -> ToolingConfiguration:
@@ -82,7 +82,7 @@ async def test_unreadable_manifest_is_a_clear_error(tmp_path: Path, content: str
     manifest = tmp_path / "ToolingManifest.json"
     manifest.write_text(content)
     async with McpToolServerConfigurationService(dev_config(manifest)) as svc:
-        with pytest.raises(ToolServerDiscoveryError, match="ToolingManifest.json"):
+        with pytest.raises(ToolServerDiscoveryError, match=r"ToolingManifest\.json"):
             await svc.list_tool_servers(make_turn_context(), None, None)
 
 

@@ -51,7 +51,8 @@ def test_models_accept_python_and_wire_names() -> None:
         {"mcpServerUniqueName": "mcp_Mail", "audience": "default", "scope": "null"}
     )
     assert entry.name == "mcp_Mail"
-    assert entry.audience is None and entry.scope is None
+    assert entry.audience is None
+    assert entry.scope is None
 
 
 @pytest.mark.parametrize("field", ["id", "role"])
