@@ -36,6 +36,7 @@ from agents_a365.tooling import (
 )
 from agents_a365.tooling.extensions import langchain as lc
 from agents_a365.tooling.extensions import openai as oa
+from agents_a365.tooling.extensions.langchain.ui_stream import stream_langgraph
 
 AUTH_HANDLER = "AGENTIC"
 
@@ -124,17 +125,32 @@ async def langchain_turn(
         result = await agent.ainvoke(
             {"messages": [HumanMessage(turn.activity.text)]}, config, context=lc.turn_identity(turn)
         )
-    for message in result["messages"]:
-        if isinstance(message, AIMessage) and message.tool_calls:
-            for call in message.tool_calls:
-                line(f"tool call -> {call['name']}({json.dumps(call['args'])})")
-        elif isinstance(message, ToolMessage):
-            line(f"tool result <- {message.name}: {message.text[:160]}")
-    answer = result["messages"][-1].text
-    line(f"final answer: {answer}")
+        for message in result["messages"]:
+            if isinstance(message, AIMessage) and message.tool_calls:
+                for call in message.tool_calls:
+                    line(f"tool call -> {call['name']}({json.dumps(call['args'])})")
+            elif isinstance(message, ToolMessage):
+                line(f"tool result <- {message.name}: {message.text[:160]}")
+        answer = result["messages"][-1].text
+        line(f"final answer: {answer}")
+        await show_ui_stream(agent, turn)
     await turn.send_activity(answer)
     heading("LangChain: chat history to threat protection (level 1: graph + thread_id)")
     await send_and_show(emu, service.send_chat_history(turn, agent, config))
+
+
+async def show_ui_stream(agent: Any, turn: TurnContext) -> None:
+    """The same question streamed as a Vercel AI SDK UI message stream (what `useChat` receives)."""
+    stream = agent.astream(
+        {"messages": [HumanMessage(turn.activity.text)]},
+        {"configurable": {"thread_id": "ui-stream"}},
+        context=lc.turn_identity(turn),
+        stream_mode=["messages", "updates"],
+    )
+    line("as a UI message stream (SSE frames for useChat):")
+    async for frame in stream_langgraph(stream, message_id="msg-demo"):
+        text = frame.strip()
+        line(text if len(text) <= 150 else text[:147] + "...", indent=4)
 
 
 async def openai_turn(emu: Emulator, tooling: McpToolServerConfigurationService, turn: TurnContext) -> None:

@@ -32,6 +32,11 @@ def test_demo_runs_end_to_end(tmp_path: Path) -> None:
     assert "tool call -> find_free_time" in out
     assert "tool result <- list_emails" in out
     assert "Latest email: 'Quarterly report'" in out
+    # The converted UI message stream.
+    assert 'data: {"type":"start","messageId":"msg-demo"}' in out
+    assert 'data: {"type":"tool-output-available","toolCallId":"call-free"' in out
+    assert 'data: {"type":"finish","finishReason":"stop"}' in out
+    assert "data: [DONE]" in out
     # An OpenAI Agents SDK turn sends an email through the mail MCP server.
     assert "tool call -> send_email" in out
     assert "mail server state: 1 email(s) sent" in out

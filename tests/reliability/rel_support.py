@@ -194,9 +194,15 @@ class Guard:
                 leftover.append(task)
         return leftover
 
-    async def assert_clean(self, *, check_tokens: bool = True) -> None:
+    async def assert_clean(self, *, check_tokens: bool = True, check_leaks: bool = True) -> None:
         """All the checks; the fixture calls it at teardown unless the test already did."""
         self.finished = True
+        if check_tokens:
+            assert self._all_tokens(), "the scenario minted no token: the token search proves nothing"
+            leaks = self.token_leaks()
+            assert not leaks, f"tokens leaked into logs/errors/reprs: {leaks[:3]}"
+        if not check_leaks:
+            return
         deadline = time.monotonic() + 2.0
         while True:  # the server side closes its end of a socket a moment after the client
             await asyncio.sleep(0.05)
@@ -207,10 +213,6 @@ class Guard:
         assert not tasks, f"tasks left running: {[t.get_name() for t in tasks]}"
         assert fds <= self._fds, f"file descriptors left open: {fds} > {self._fds}"
         assert not gens - self._asyncgens, f"async generators left unclosed: {sorted(gens - self._asyncgens)}"
-        if check_tokens:
-            assert self._all_tokens(), "the scenario minted no token: the token search proves nothing"
-            leaks = self.token_leaks()
-            assert not leaks, f"tokens leaked into logs/errors/reprs: {leaks[:3]}"
 
 
 @contextmanager

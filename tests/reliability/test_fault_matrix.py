@@ -156,7 +156,7 @@ async def test_v2_token_exchange_failure_names_the_server(
 # -- MCP servers -----------------------------------------------------------------------------------
 
 MCP_FAULTS = {
-    "down (503)": (Fault(status=503), "HTTP 503"),
+    "down (503)": (Fault(status=503), "503"),
     "connection dropped": (Fault(drop=True), ""),
     "slow past the timeout": (Fault(latency_ms=3000), "TimeoutError"),
     "answering 401": (Fault(status=401), "401"),
@@ -243,6 +243,8 @@ async def test_openai_tool_call_dropped_by_the_server_fails_within_the_timeout(
             with elapsed_at_most(WITHIN), guard.raises(McpError) as caught:
                 await mail.call_tool("list_emails", {})
             assert "Timed out while waiting for response" in str(caught[0])
+    # Tokens only: the leak check is the xfail test below.
+    await guard.assert_clean(check_leaks=False)
 
 
 @pytest.mark.xfail(

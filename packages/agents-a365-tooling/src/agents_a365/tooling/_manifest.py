@@ -15,15 +15,17 @@ from .models import ToolingManifestEntry
 logger = logging.getLogger(__name__)
 
 
-def parse_entries(data: Any, *, source: str) -> list[ToolingManifestEntry]:
-    """Accept ``{"mcpServers": [...]}`` or a bare list; skip entries without a name."""
+def parse_entries(data: Any, *, source: str, endpoint: str | None = None) -> list[ToolingManifestEntry]:
+    """Accept ``{"mcpServers": [...]}`` or a bare list; skip (with a warning) entries that are not
+    objects or have no name. ``endpoint`` (default ``source``) is the error's ``endpoint``."""
     if isinstance(data, dict) and isinstance(data.get("mcpServers"), list):
         items = data["mcpServers"]
     elif isinstance(data, list):
         items = data
     else:
         raise ToolServerDiscoveryError(
-            f"{source}: expected a JSON list or an object with an 'mcpServers' list", endpoint=source
+            f"{source}: expected a JSON list or an object with an 'mcpServers' list",
+            endpoint=endpoint if endpoint is not None else source,
         )
     entries: list[ToolingManifestEntry] = []
     for index, item in enumerate(items):

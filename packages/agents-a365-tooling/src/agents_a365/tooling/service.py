@@ -85,7 +85,6 @@ class McpToolServerConfigurationService:
         self._owns_client = http_client is None
         self._tokens: AsyncTTLCache[str] = AsyncTTLCache()
         self._discovery: AsyncTTLCache[tuple[ToolingManifestEntry, ...]] = AsyncTTLCache()
-        self._send_slots: asyncio.Semaphore | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
     @property
@@ -322,7 +321,7 @@ class McpToolServerConfigurationService:
                 data = response.json()
             except ValueError as exc:
                 raise ToolServerDiscoveryError(f"{source} answered malformed JSON", endpoint=url) from exc
-            entries = tuple(parse_entries(data, source=source))
+            entries = tuple(parse_entries(data, source=source, endpoint=url))
             logger.info("discovered %d MCP server(s) for agent %s", len(entries), agent_id)
             return entries, cfg.discovery_cache_ttl
 
@@ -368,14 +367,6 @@ class McpToolServerConfigurationService:
             f"{self.configuration.mcp_platform_endpoint}{CHAT_HISTORY_PATH}", body, headers
         )
 
-    def _slots(self) -> asyncio.Semaphore:
-        # At most pool-size sends in flight: httpcore rescans its whole wait queue whenever a
-        # connection frees up, so 1,000 queued requests cost O(n^2) (7x slower in
-        # scripts/bench/concurrency.py); the others wait here, in FIFO order, within their deadline.
-        if self._send_slots is None:
-            self._send_slots = asyncio.Semaphore(max(1, self.configuration.max_connections))
-        return self._send_slots
-
     async def _post_with_retries(self, url: str, body: bytes, headers: dict[str, str]) -> OperationResult:
         cfg = self.configuration
         loop = asyncio.get_running_loop()
@@ -387,7 +378,7 @@ class McpToolServerConfigurationService:
             remaining = deadline - loop.time()
             retry_after: float | None = None
             try:
-                async with asyncio.timeout(remaining), self._slots():
+                async with asyncio.timeout(remaining):
                     response = await self.http_client.post(
                         url, content=body, headers=headers, timeout=remaining
                     )
