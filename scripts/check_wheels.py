@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# `uv run` exports the path of the uv that started it; a pip-installed uv may not be on PATH.
+UV = os.environ.get("UV") or shutil.which("uv") or "uv"
 DISTRIBUTIONS = (
     "agents_a365_runtime",
     "agents_a365_tooling",
@@ -59,9 +63,9 @@ def install_and_probe(
     out: Path, work: Path, name: str, dists: list[str], modules: list[str]
 ) -> dict[str, object]:
     venv = work / name
-    run("uv", "venv", "--quiet", "--python", sys.executable, venv)
+    run(UV, "venv", "--quiet", "--python", sys.executable, venv)
     python = venv / "bin" / "python"
-    run("uv", "pip", "install", "--quiet", "--python", python, *(wheel(out, d) for d in dists))
+    run(UV, "pip", "install", "--quiet", "--python", python, *(wheel(out, d) for d in dists))
     result: dict[str, object] = json.loads(run(python, "-c", PROBE, ",".join(modules)))
     return result
 
@@ -77,7 +81,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         out = args.out or work / "dist"
-        run("uv", "build", "--all-packages", "--wheel", "--quiet", "--out-dir", out)
+        run(UV, "build", "--all-packages", "--wheel", "--quiet", "--out-dir", out)
         for dist in DISTRIBUTIONS:
             print(f"built {wheel(out, dist).name}")
 

@@ -8,6 +8,7 @@ a message that cannot be converted is skipped and logged, the others are kept.
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -39,6 +40,19 @@ _CHUNK_TYPES: Mapping[str, str] = {
     "functionmessagechunk": "function",
     "chatmessagechunk": "chat",
 }
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _sendable(text: str) -> str:
+    """``text`` unchanged unless it holds lone surrogates (JSON-decoded history can): those are
+    not valid in a ``ChatHistoryMessage`` nor encodable as UTF-8, so they become U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
 
 
 def _type_key(message: Any) -> str | None:
@@ -124,9 +138,9 @@ def convert_message(message: Any, timestamp: datetime | None = None) -> ChatHist
         return None
     # Every field is a known-valid string/datetime here: skip pydantic validation (hot path).
     return ChatHistoryMessage.model_construct(
-        id=_message_id(message),
-        role=map_role(message),
-        content=text,
+        id=_sendable(_message_id(message)),
+        role=_sendable(map_role(message)),
+        content=_sendable(text),
         timestamp=timestamp if timestamp is not None else datetime.now(UTC),
     )
 
