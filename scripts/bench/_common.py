@@ -236,9 +236,9 @@ def ms_python() -> Path:
     print(
         f"(creating the baseline venv {MS_VENV.relative_to(ROOT)} with {', '.join(MS_PACKAGES)})", flush=True
     )
-    subprocess.run(["uv", "venv", "-q", "--python", "3.11", str(MS_VENV)], check=True)
+    subprocess.run([os.environ.get("UV", "uv"), "venv", "-q", "--python", "3.11", str(MS_VENV)], check=True)
     subprocess.run(
-        ["uv", "pip", "install", "-q", "--python", str(python), *MS_PACKAGES],
+        [os.environ.get("UV", "uv"), "pip", "install", "-q", "--python", str(python), *MS_PACKAGES],
         check=True,
     )
     return python

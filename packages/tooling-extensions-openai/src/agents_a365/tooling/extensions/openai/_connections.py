@@ -117,6 +117,15 @@ class McpServerConnections:
         for failure in failures:
             logger.warning("skipping MCP server %r: %s", failure.server_name, failure)
         self.skipped = failures
+        # The Runner lists tools server by server; list them all at once now instead
+        # (cache_tools_list=True keeps the result for the run).
+        cached = [s for s in self.servers if getattr(s, "cache_tools_list", False)]
+        listed = await asyncio.gather(*(s.list_tools() for s in cached), return_exceptions=True)
+        for server, outcome in zip(cached, listed, strict=True):
+            if isinstance(outcome, BaseException):
+                logger.debug(
+                    "listing the tools of %r ahead of the run failed: %s", server.name, type(outcome).__name__
+                )
         return self.servers
 
     async def aclose(self) -> None:
