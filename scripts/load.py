@@ -31,7 +31,6 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 
@@ -41,7 +40,7 @@ from agents_a365.tooling import ToolingConfiguration
 from agents_a365.tooling.extensions.langchain import ORCHESTRATOR_NAME, McpToolRegistrationService
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from support.turns import make_turn_context  # noqa: E402 - the tests' real hosting-core turn builder
+from support.turns import make_turn_context
 
 AUTH_HANDLER = "agentic"
 MEMORY_GROWTH_LIMIT = 0.10
@@ -181,13 +180,17 @@ def check_round(emu: Emulator, round_no: int, turns: int, result: RoundResult) -
             if request.headers.get("x-ms-agentid") != ids.blueprint:
                 problems.append("x-ms-agentid")
         if problems:
-            result.mixed_up.append(f"tools/call {request.headers.get('x-ms-subchannel-id')}: {', '.join(problems)}")
+            result.mixed_up.append(
+                f"tools/call {request.headers.get('x-ms-subchannel-id')}: {', '.join(problems)}"
+            )
     result.tool_calls_checked = len(calls)
     if len(calls) != turns:
         result.mixed_up.append(f"{len(calls)} tools/call requests for {turns} turns")
 
 
-async def run_round(service: McpToolRegistrationService, emu: Emulator, round_no: int, turns: int) -> RoundResult:
+async def run_round(
+    service: McpToolRegistrationService, emu: Emulator, round_no: int, turns: int
+) -> RoundResult:
     emu.reset()  # recordings of this round only (the emulator's memory, not the SDK's)
     started = time.monotonic()
     outcomes = await asyncio.gather(
@@ -232,7 +235,9 @@ class LoadReport:
                 f"{r.lost_records} | {r.duplicate_records} | {len(r.mixed_up)} | {r.tool_calls_checked} | "
                 f"{r.rss_kib / 1024:.1f}"
             )
-        lines.append(f"memory growth round {len(self.rounds) - 1} -> {len(self.rounds)}: {self.memory_growth:+.1%}")
+        lines.append(
+            f"memory growth round {len(self.rounds) - 1} -> {len(self.rounds)}: {self.memory_growth:+.1%}"
+        )
         for r in self.rounds:
             for problem in (r.failed_turns + r.mixed_up)[:5]:
                 lines.append(f"  round {r.round}: {problem}")
@@ -260,7 +265,9 @@ async def run_load(turns: int = 1000, rounds: int = 3, request_timeout: float = 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--turns", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--request-timeout", type=float, default=60.0)

@@ -131,7 +131,8 @@ async def test_platform_token_exchange_failure_is_a_typed_error_before_any_reque
     assert isinstance(error, TokenAcquisitionError)
     assert error.servers == ("tooling gateway",)
     assert error.scope == svc.configuration.mcp_platform_authentication_scope
-    assert cause in str(error) and "tooling gateway" in str(error)
+    assert cause in str(error)
+    assert "tooling gateway" in str(error)
     assert emu.requests == []  # nothing was sent without a token
     guard.tokens.add(emu.platform_token())  # a token exists, so the search below is meaningful
 
@@ -191,7 +192,8 @@ async def test_one_mcp_server_failing_is_a_typed_error_naming_it(
     assert isinstance(error, McpServerConnectionError)
     assert error.server_name == "calendar"
     assert error.url == emu.server_url("calendar")
-    assert "'calendar'" in str(error) and cause in str(error)
+    assert "'calendar'" in str(error)
+    assert cause in str(error)
 
 
 @pytest.mark.parametrize("extension", ["langchain", "openai"])
@@ -236,13 +238,15 @@ async def test_langchain_tool_call_dropped_by_the_server_fails_within_the_timeou
 async def test_openai_tool_call_dropped_by_the_server_fails_within_the_timeout(
     emu: Emulator, guard: Guard, turn: TurnContext
 ) -> None:
-    async with OpenAIService(configuration=config(emu)) as oa:
-        async with oa.connected_agent(Agent(name="a"), emu.authorization(), AUTH_HANDLER, turn) as agent:
-            mail = next(s for s in agent.mcp_servers if s.name == "mail")
-            emu.faults.set("mcp:mail", Fault(drop=True, mcp_method="tools/call", times=1))
-            with elapsed_at_most(WITHIN), guard.raises(McpError) as caught:
-                await mail.call_tool("list_emails", {})
-            assert "Timed out while waiting for response" in str(caught[0])
+    async with (
+        OpenAIService(configuration=config(emu)) as oa,
+        oa.connected_agent(Agent(name="a"), emu.authorization(), AUTH_HANDLER, turn) as agent,
+    ):
+        mail = next(s for s in agent.mcp_servers if s.name == "mail")
+        emu.faults.set("mcp:mail", Fault(drop=True, mcp_method="tools/call", times=1))
+        with elapsed_at_most(WITHIN), guard.raises(McpError) as caught:
+            await mail.call_tool("list_emails", {})
+        assert "Timed out while waiting for response" in str(caught[0])
     # Tokens only: the leak check is the xfail test below.
     await guard.assert_clean(check_leaks=False)
 
@@ -256,12 +260,14 @@ async def test_openai_tool_call_dropped_by_the_server_fails_within_the_timeout(
 async def test_openai_dropped_tool_call_leaves_no_transport_behind(
     emu: Emulator, guard: Guard, turn: TurnContext
 ) -> None:
-    async with OpenAIService(configuration=config(emu)) as oa:
-        async with oa.connected_agent(Agent(name="a"), emu.authorization(), AUTH_HANDLER, turn) as agent:
-            mail = next(s for s in agent.mcp_servers if s.name == "mail")
-            emu.faults.set("mcp:mail", Fault(drop=True, mcp_method="tools/call", times=1))
-            with guard.raises(McpError):
-                await mail.call_tool("list_emails", {})
+    async with (
+        OpenAIService(configuration=config(emu)) as oa,
+        oa.connected_agent(Agent(name="a"), emu.authorization(), AUTH_HANDLER, turn) as agent,
+    ):
+        mail = next(s for s in agent.mcp_servers if s.name == "mail")
+        emu.faults.set("mcp:mail", Fault(drop=True, mcp_method="tools/call", times=1))
+        with guard.raises(McpError):
+            await mail.call_tool("list_emails", {})
     await guard.assert_clean()
 
 

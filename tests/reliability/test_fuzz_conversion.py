@@ -48,9 +48,15 @@ any_text = st.one_of(
         st.text(max_size=10),
     ),
 )
-huge_text = st.builds(lambda c, n: c * n, st.sampled_from(["a", "é", "😀", "\n", " "]), st.integers(100_000, 1_000_000))
-scalar = st.one_of(any_text, st.none(), st.integers(), st.floats(allow_nan=True), st.booleans(), st.binary(max_size=8))
-part_types = st.sampled_from(["text", "input_text", "output_text", "image_url", "refusal", "tool_use", "", "TEXT"])
+huge_text = st.builds(
+    lambda c, n: c * n, st.sampled_from(["a", "é", "😀", "\n", " "]), st.integers(100_000, 1_000_000)
+)
+scalar = st.one_of(
+    any_text, st.none(), st.integers(), st.floats(allow_nan=True), st.booleans(), st.binary(max_size=8)
+)
+part_types = st.sampled_from(
+    ["text", "input_text", "output_text", "image_url", "refusal", "tool_use", "", "TEXT"]
+)
 
 
 def _part(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
@@ -58,12 +64,16 @@ def _part(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
         st.lists(children, max_size=4),
         st.fixed_dictionaries({"type": part_types | scalar, "text": children}),
         st.fixed_dictionaries({"text": children}),
-        st.dictionaries(st.sampled_from(["type", "text", "content", "url", "id"]) | any_text, children, max_size=3),
+        st.dictionaries(
+            st.sampled_from(["type", "text", "content", "url", "id"]) | any_text, children, max_size=3
+        ),
     )
 
 
 nested_content = st.recursive(scalar, _part, max_leaves=12)
-content = st.one_of(any_text, huge_text.filter(lambda _: True), nested_content, st.lists(nested_content, max_size=5))
+content = st.one_of(
+    any_text, huge_text.filter(lambda _: True), nested_content, st.lists(nested_content, max_size=5)
+)
 
 
 class Exotic:
@@ -127,7 +137,8 @@ def _assert_valid(messages: list[ChatHistoryMessage]) -> None:
         assert type(message) is ChatHistoryMessage
         # model_construct skips validation: validate what was produced, field by field.
         ChatHistoryMessage.model_validate(dict(message))
-        assert isinstance(message.timestamp, datetime) and message.timestamp.tzinfo is not None
+        assert isinstance(message.timestamp, datetime)
+        assert message.timestamp.tzinfo is not None
         assert message.content.strip()
     # And it can be sent: the request body serialises to JSON.
     body = ChatMessageRequest(
@@ -138,7 +149,9 @@ def _assert_valid(messages: list[ChatHistoryMessage]) -> None:
 
 @FUZZ
 @given(messages=langchain_messages, limit=st.one_of(st.none(), st.integers(0, 10)))
-def test_langchain_conversion_never_raises_and_produces_valid_messages(messages: list[Any], limit: int | None) -> None:
+def test_langchain_conversion_never_raises_and_produces_valid_messages(
+    messages: list[Any], limit: int | None
+) -> None:
     _assert_valid(convert_messages(messages, limit))
 
 
@@ -148,14 +161,16 @@ def test_langchain_conversion_raises_only_the_documented_value_errors(messages: 
     try:
         result = convert_messages(messages, limit)
     except ValueError as exc:
-        assert str(exc) in LANGCHAIN_ERRORS, str(exc)
+        assert str(exc) in LANGCHAIN_ERRORS, str(exc)  # noqa: PT017 - either outcome is a property
     else:
         _assert_valid(result)
 
 
 roles = st.one_of(st.sampled_from(["user", "assistant", "system", "developer", "tool"]), any_text, scalar)
 openai_part = st.one_of(
-    st.fixed_dictionaries({"type": st.sampled_from(["input_text", "output_text", "refusal"]), "text": any_text | scalar}),
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["input_text", "output_text", "refusal"]), "text": any_text | scalar}
+    ),
     st.fixed_dictionaries({"type": st.just("input_image"), "image_url": any_text}),
     st.fixed_dictionaries({"type": st.just("refusal"), "refusal": any_text}),
     nested_content,
@@ -172,12 +187,18 @@ openai_item = st.one_of(
             "output": st.one_of(any_text, st.lists(openai_part, max_size=3), scalar),
         }
     ),
-    st.fixed_dictionaries({"type": st.just("function_call"), "name": any_text, "arguments": any_text, "call_id": any_text}),
+    st.fixed_dictionaries(
+        {"type": st.just("function_call"), "name": any_text, "arguments": any_text, "call_id": any_text}
+    ),
     st.fixed_dictionaries(
         {"type": st.just("reasoning"), "id": any_text, "summary": st.lists(openai_part, max_size=3)},
         optional={"content": st.lists(openai_part, max_size=2)},
     ),
-    st.dictionaries(st.sampled_from(["role", "content", "type", "text", "output", "id"]) | any_text, nested_content, max_size=4),
+    st.dictionaries(
+        st.sampled_from(["role", "content", "type", "text", "output", "id"]) | any_text,
+        nested_content,
+        max_size=4,
+    ),
 )
 openai_items = st.lists(st.one_of(openai_item, openai_item, garbage), max_size=8)
 
@@ -194,6 +215,6 @@ def test_openai_conversion_raises_only_the_documented_value_errors(items: Any) -
     try:
         result = to_chat_history_messages(items)
     except ValueError as exc:
-        assert str(exc) in OPENAI_ERRORS, str(exc)
+        assert str(exc) in OPENAI_ERRORS, str(exc)  # noqa: PT017 - either outcome is a property
     else:
         _assert_valid(result)

@@ -15,7 +15,8 @@ pytestmark = pytest.mark.slow
 def _load_script() -> ModuleType:
     path = Path(__file__).resolve().parents[2] / "scripts" / "load.py"
     spec = importlib.util.spec_from_file_location("a365_load_script", path)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses resolve their module by name
     spec.loader.exec_module(module)
@@ -28,7 +29,8 @@ async def test_concurrent_turns_lose_no_record_and_mix_up_nothing() -> None:
     print(report.table())
     for result in report.rounds:
         assert result.failed_turns == []
-        assert result.lost_records == 0 and result.duplicate_records == 0
+        assert result.lost_records == 0
+        assert result.duplicate_records == 0
         assert result.mixed_up == []
         assert result.tool_calls_checked == 150
     # Memory: bounded, not a precise figure on a shared machine at this size (the script checks < 10 %).

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from agents import Agent
 from microsoft_agents.hosting.core import TurnContext
-from rel_support import AUTH_HANDLER, Guard, config, open_fds
+from rel_support import AUTH_HANDLER, Guard, config
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator, Fault
 from agents_a365.tooling import (
@@ -82,7 +82,9 @@ async def test_guard_finds_a_leftover_task_and_an_open_socket() -> None:
 # -- reprs and error texts -----------------------------------------------------------------------
 
 
-async def test_no_repr_of_a_turns_objects_shows_a_token(emu: Emulator, guard: Guard, turn: TurnContext) -> None:
+async def test_no_repr_of_a_turns_objects_shows_a_token(
+    emu: Emulator, guard: Guard, turn: TurnContext
+) -> None:
     async with (
         McpToolServerConfigurationService(config(emu)) as tooling,
         LangChainService(configuration=config(emu)) as lc,
@@ -90,7 +92,15 @@ async def test_no_repr_of_a_turns_objects_shows_a_token(emu: Emulator, guard: Gu
     ):
         servers = await tooling.list_tool_servers(turn, emu.authorization(), AUTH_HANDLER)
         assert all(s.headers["Authorization"].startswith("Bearer ey") for s in servers)
-        guard.repr_of(servers, tooling, tooling.configuration, lc, oa, str(servers), [s.model_dump(exclude={"headers"}) for s in servers])
+        guard.repr_of(
+            servers,
+            tooling,
+            tooling.configuration,
+            lc,
+            oa,
+            str(servers),
+            [s.model_dump(exclude={"headers"}) for s in servers],
+        )
         async with lc.mcp_tools(emu.authorization(), AUTH_HANDLER, turn) as toolset:
             guard.repr_of(toolset, toolset.servers, toolset.tools())
         async with oa.connected_agent(Agent(name="a"), emu.authorization(), AUTH_HANDLER, turn) as agent:
@@ -104,16 +114,21 @@ class _LeakyAuthorization:
     def __init__(self, token: str) -> None:
         self.token = token
 
-    async def exchange_token(self, context: Any, scopes: Any = None, auth_handler_id: Any = None, **_: Any) -> Any:
+    async def exchange_token(
+        self, context: Any, scopes: Any = None, auth_handler_id: Any = None, **_: Any
+    ) -> Any:
         raise RuntimeError(f"exchange refused: assertion Bearer {self.token} is invalid (token={self.token})")
 
 
-async def test_foreign_error_text_quoting_a_token_is_scrubbed(emu: Emulator, guard: Guard, turn: TurnContext) -> None:
+async def test_foreign_error_text_quoting_a_token_is_scrubbed(
+    emu: Emulator, guard: Guard, turn: TurnContext
+) -> None:
     token = emu.platform_token()
     async with McpToolServerConfigurationService(config(emu)) as svc:
         with guard.raises(TokenAcquisitionError) as caught:
             await svc.list_tool_servers(turn, _LeakyAuthorization(token), AUTH_HANDLER)
-    assert "exchange refused" in str(caught[0]) and "<redacted" in str(caught[0])
+    assert "exchange refused" in str(caught[0])
+    assert "<redacted" in str(caught[0])
     # The cause (foreign code's own exception) keeps its text: only our message is ours to scrub.
     guard.errors.remove(caught[0])
     guard.error(RuntimeError(str(caught[0])))
@@ -147,7 +162,9 @@ async def test_manifest_url_that_would_expose_a_token_is_refused(tmp_path: Path,
             await svc.list_tool_servers(make_turn_context(), None, None, auth_token="t")
 
 
-@pytest.mark.parametrize("url", ["http://127.0.0.1:9/mail/", "http://localhost:9/mail/", "http://[::1]:9/mail/"])
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:9/mail/", "http://localhost:9/mail/", "http://[::1]:9/mail/"]
+)
 async def test_plain_http_to_loopback_is_allowed(tmp_path: Path, url: str) -> None:
     configuration = ToolingConfiguration(use_tooling_manifest=True, manifest_path=_manifest(tmp_path, url))
     async with McpToolServerConfigurationService(configuration) as svc:
@@ -172,7 +189,9 @@ async def test_allow_insecure_http_permits_plain_http_for_development(tmp_path: 
             await svc.list_tool_servers(make_turn_context(), None, None, auth_token="t")
 
 
-@pytest.mark.parametrize("url", ["ws://127.0.0.1/mcp", "file:///tmp/mcp", "http://example.com/mcp", "https://u:p@h/x"])
+@pytest.mark.parametrize(
+    "url", ["ws://127.0.0.1/mcp", "file:///tmp/mcp", "http://example.com/mcp", "https://u:p@h/x"]
+)
 async def test_gateway_entry_with_a_token_unsafe_url_is_refused_before_any_mcp_request(
     emu: Emulator, guard: Guard, turn: TurnContext, url: str
 ) -> None:
@@ -183,10 +202,16 @@ async def test_gateway_entry_with_a_token_unsafe_url_is_refused_before_any_mcp_r
     assert emu.requests_for("mcp") == []
 
 
-async def test_platform_endpoint_over_plain_http_to_a_remote_host_gets_no_token(turn: TurnContext, emulator: Emulator) -> None:
-    configuration = ToolingConfiguration(mcp_platform_endpoint="http://agent365.contoso.example", use_tooling_manifest=False)
+async def test_platform_endpoint_over_plain_http_to_a_remote_host_gets_no_token(
+    turn: TurnContext, emulator: Emulator
+) -> None:
+    configuration = ToolingConfiguration(
+        mcp_platform_endpoint="http://agent365.contoso.example", use_tooling_manifest=False
+    )
     async with McpToolServerConfigurationService(configuration) as svc:
-        with pytest.raises(ToolServerConfigurationError, match="tooling gateway: refusing to send a token over plain http"):
+        with pytest.raises(
+            ToolServerConfigurationError, match="tooling gateway: refusing to send a token over plain http"
+        ):
             await svc.list_tool_servers(turn, emulator.authorization(), AUTH_HANDLER)
 
 
@@ -211,7 +236,9 @@ async def test_platform_endpoint_over_plain_http_to_a_remote_host_gets_no_token(
 async def test_server_names_that_could_change_the_url_are_refused(
     emu: Emulator, guard: Guard, turn: TurnContext, name: str
 ) -> None:
-    emu.faults.set("gateway", Fault(body={"mcpServers": [{"mcpServerName": "mail"}, {"mcpServerName": name}]}))
+    emu.faults.set(
+        "gateway", Fault(body={"mcpServers": [{"mcpServerName": "mail"}, {"mcpServerName": name}]})
+    )
     async with McpToolServerConfigurationService(config(emu)) as svc:
         if not name.strip():  # no name at all: the entry is skipped (with a warning), not an error
             servers = await svc.list_tool_servers(turn, emu.authorization(), AUTH_HANDLER)
@@ -247,12 +274,15 @@ async def test_header_values_with_cr_or_lf_never_go_out(emu: Emulator, guard: Gu
             await tools["list_emails"].ainvoke({})
         from agents_a365.tooling import ToolOptions
 
-        result = await lc.send_chat_history_from_messages(turn, [], tool_options=ToolOptions(orchestrator_name=f"LC{evil}"))
+        result = await lc.send_chat_history_from_messages(
+            turn, [], tool_options=ToolOptions(orchestrator_name=f"LC{evil}")
+        )
     assert result.succeeded
     routes = {r.route for r in emu.requests}
     assert {"gateway", "mcp", "rtp"} <= routes
     for request in emu.requests:
         assert "x-injected" not in request.headers
         for name, value in request.headers.items():
-            assert "\r" not in value and "\n" not in value, (request.route, name)
+            assert "\r" not in value, (request.route, name)
+            assert "\n" not in value, (request.route, name)
     assert emu.requests_for("rtp")[0].headers["x-ms-agentid"] == "blueprintX-Injected: yes"
