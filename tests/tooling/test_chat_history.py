@@ -197,3 +197,15 @@ async def test_lone_surrogates_are_replaced_not_fatal(
     assert result.succeeded, str(result)
     assert emulator.chat_messages[0]["chatHistory"][0]["content"] == "bad \ufffd text"
     assert emulator.chat_messages[0]["chatHistory"][0]["timestamp"] == "2026-11-21T12:00:00Z"
+
+
+async def test_sends_in_flight_are_bounded(emulator: Emulator) -> None:
+    emulator.faults.set("rtp", Fault(latency_ms=100))
+    config = production_config(emulator, chat_history_concurrency=2)
+    async with McpToolServerConfigurationService(config) as svc:
+        started = time.monotonic()
+        results = await asyncio.gather(*(svc.send_chat_history(make_turn_context(), HISTORY) for _ in range(6)))
+        elapsed = time.monotonic() - started
+    assert all(r.succeeded for r in results)
+    assert len(emulator.chat_messages) == 6
+    assert elapsed >= 0.3  # three waves of two: the bound held (a lower bound, never flaky under load)

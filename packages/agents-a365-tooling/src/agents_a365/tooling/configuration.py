@@ -37,6 +37,7 @@ class ToolingConfiguration(RuntimeConfiguration):
     ``discovery_cache_ttl``                 ``A365_DISCOVERY_CACHE_TTL``                300 s
     ``token_expiry_skew``                   ``A365_TOKEN_EXPIRY_SKEW``                  120 s
     ``max_connections``                     ``A365_MAX_CONNECTIONS``                    100
+    ``chat_history_concurrency``            ``A365_CHAT_HISTORY_CONCURRENCY``           32 sends in flight
     ======================================  ==========================================  ==========
 
     ``use_tooling_manifest`` unset means "use the manifest in a development environment"
@@ -59,6 +60,7 @@ class ToolingConfiguration(RuntimeConfiguration):
     discovery_cache_ttl = Setting("A365_DISCOVERY_CACHE_TTL", 300.0, parse_float)
     token_expiry_skew = Setting("A365_TOKEN_EXPIRY_SKEW", 120.0, parse_float)
     max_connections = Setting("A365_MAX_CONNECTIONS", 100, lambda v: int(v.strip()))
+    chat_history_concurrency = Setting("A365_CHAT_HISTORY_CONCURRENCY", 32, lambda v: int(v.strip()))
 
     def __init__(
         self,
@@ -74,6 +76,7 @@ class ToolingConfiguration(RuntimeConfiguration):
         discovery_cache_ttl: Override[float] | None = None,
         token_expiry_skew: Override[float] | None = None,
         max_connections: Override[int] | None = None,
+        chat_history_concurrency: Override[int] | None = None,
         cluster_category: Override[str] | None = None,
         environment: Override[str] | None = None,
     ) -> None:
@@ -92,6 +95,7 @@ class ToolingConfiguration(RuntimeConfiguration):
             discovery_cache_ttl=discovery_cache_ttl,
             token_expiry_skew=token_expiry_skew,
             max_connections=max_connections,
+            chat_history_concurrency=chat_history_concurrency,
         )
 
     @property

@@ -83,6 +83,7 @@ class McpToolServerConfigurationService:
         self.configuration = configuration or ToolingConfiguration()
         self._client = http_client
         self._owns_client = http_client is None
+        self._rtp_semaphore: asyncio.Semaphore | None = None
         self._tokens: AsyncTTLCache[str] = AsyncTTLCache()
         self._discovery: AsyncTTLCache[tuple[ToolingManifestEntry, ...]] = AsyncTTLCache()
 
@@ -367,6 +368,14 @@ class McpToolServerConfigurationService:
             f"{self.configuration.mcp_platform_endpoint}{CHAT_HISTORY_PATH}", body, headers
         )
 
+    def _rtp_slots(self) -> asyncio.Semaphore:
+        # Bounded in-flight sends: under a burst, waiting here is O(1) and fair, while a
+        # thousand requests queued inside the connection pool are rescanned on every release
+        # and starve the gateway calls that share it (scripts/load.py, scripts/bench).
+        if self._rtp_semaphore is None:
+            self._rtp_semaphore = asyncio.Semaphore(max(1, self.configuration.chat_history_concurrency))
+        return self._rtp_semaphore
+
     async def _post_with_retries(self, url: str, body: bytes, headers: dict[str, str]) -> OperationResult:
         cfg = self.configuration
         loop = asyncio.get_running_loop()
@@ -378,7 +387,7 @@ class McpToolServerConfigurationService:
             remaining = deadline - loop.time()
             retry_after: float | None = None
             try:
-                async with asyncio.timeout(remaining):
+                async with asyncio.timeout(remaining), self._rtp_slots():
                     response = await self.http_client.post(
                         url, content=body, headers=headers, timeout=remaining
                     )
