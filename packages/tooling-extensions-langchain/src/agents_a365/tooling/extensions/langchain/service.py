@@ -5,8 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
-from types import TracebackType
-from typing import Any, Protocol, Self
+from typing import Any, Protocol
 
 from langchain.agents import create_agent
 from langchain_core.chat_history import BaseChatMessageHistory
@@ -17,10 +16,9 @@ from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextL
 from agents_a365.tooling import (
     ChatHistoryMessage,
     MCPServerConfig,
-    McpToolServerConfigurationService,
-    ToolingConfiguration,
     ToolOptions,
 )
+from agents_a365.tooling.extension_base import ExtensionServiceBase
 
 from ._connections import build_client, load_tools_per_call, open_sessions
 from ._conversion import convert_messages
@@ -50,7 +48,7 @@ def _strip_bearer(token: str) -> str:
     return token[7:].strip() if token[:7].lower() == "bearer " else token
 
 
-class McpToolRegistrationService:
+class McpToolRegistrationService(ExtensionServiceBase):
     """Gives LangChain agents the MCP tools of Agent 365 and sends chat history to threat protection.
 
     Long-lived: keep one per process (it reuses the tooling service's HTTP connections and
@@ -58,43 +56,10 @@ class McpToolRegistrationService:
     it closes the configuration service only when it created it.
     """
 
-    def __init__(
-        self,
-        configuration_service: McpToolServerConfigurationService | None = None,
-        *,
-        configuration: ToolingConfiguration | None = None,
-    ) -> None:
-        if configuration_service is not None and configuration is not None:
-            raise ValueError("pass configuration_service or configuration, not both")
-        self._owns_service = configuration_service is None
-        self.configuration_service = configuration_service or McpToolServerConfigurationService(configuration)
+    orchestrator_name = ORCHESTRATOR_NAME
 
-    @property
-    def configuration(self) -> ToolingConfiguration:
-        return self.configuration_service.configuration
-
-    async def aclose(self) -> None:
-        if self._owns_service:
-            await self.configuration_service.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-    def __repr__(self) -> str:
-        return f"McpToolRegistrationService({self.configuration_service!r})"
-
-    # -- discovery ---------------------------------------------------------------------------
     def _options(self, tool_options: ToolOptions | None) -> ToolOptions:
-        if tool_options is None:
-            return ToolOptions(orchestrator_name=ORCHESTRATOR_NAME)
-        if tool_options.orchestrator_name is None:
-            return tool_options.model_copy(update={"orchestrator_name": ORCHESTRATOR_NAME})
-        return tool_options
+        return self.tool_options(tool_options)
 
     async def _servers(
         self,

@@ -6,8 +6,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from types import TracebackType
-from typing import Any, Final, Self, TypeVar
+from typing import Any, Final, TypeVar
 
 from agents import Agent
 from agents.memory import Session
@@ -18,6 +17,7 @@ from agents_a365.tooling import (
     ToolingConfiguration,
     ToolOptions,
 )
+from agents_a365.tooling.extension_base import ExtensionServiceBase
 
 from ._connections import McpServerConnections
 from ._conversion import to_chat_history_messages
@@ -33,7 +33,7 @@ ORCHESTRATOR_NAME: Final = "OpenAI"
 TContext = TypeVar("TContext")
 
 
-class McpToolRegistrationService:
+class McpToolRegistrationService(ExtensionServiceBase):
     """Gives OpenAI Agents SDK agents the Agent 365 MCP tool servers of the current user.
 
     Long-lived: keep one per process (discovery results and tokens are cached by the tooling
@@ -49,7 +49,7 @@ class McpToolRegistrationService:
     connects then stay open until :meth:`close_tool_servers` (or :meth:`aclose`).
     """
 
-    orchestrator_name: Final = ORCHESTRATOR_NAME
+    orchestrator_name = ORCHESTRATOR_NAME
 
     def __init__(
         self,
@@ -57,17 +57,10 @@ class McpToolRegistrationService:
         *,
         configuration: ToolingConfiguration | None = None,
     ) -> None:
-        if configuration_service is not None and configuration is not None:
-            raise ValueError("pass either configuration_service or configuration, not both")
-        self._owns_configuration_service = configuration_service is None
-        self.configuration_service = configuration_service or McpToolServerConfigurationService(configuration)
+        super().__init__(configuration_service, configuration=configuration)
         # id(returned agent) -> (that agent, its connections). The agent is held so its id
         # cannot be reused by another object while the entry exists.
         self._open: dict[int, tuple[Agent[Any], McpServerConnections]] = {}
-
-    @property
-    def configuration(self) -> ToolingConfiguration:
-        return self.configuration_service.configuration
 
     def __repr__(self) -> str:
         return f"McpToolRegistrationService({self.configuration!r}, open_agents={len(self._open)})"
@@ -80,16 +73,7 @@ class McpToolRegistrationService:
         try:
             await asyncio.gather(*(connections.aclose() for _, connections in open_now))
         finally:
-            if self._owns_configuration_service:
-                await self.configuration_service.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
+            await super().aclose()
 
     # -- registration ----------------------------------------------------------------------
     async def add_tool_servers_to_agent(
@@ -219,11 +203,7 @@ class McpToolRegistrationService:
 
     # -- chat history ----------------------------------------------------------------------
     def _options(self, options: ToolOptions | None) -> ToolOptions:
-        if options is None:
-            return ToolOptions(orchestrator_name=ORCHESTRATOR_NAME)
-        if options.orchestrator_name:
-            return options
-        return options.model_copy(update={"orchestrator_name": ORCHESTRATOR_NAME})
+        return self.tool_options(options)
 
     async def send_chat_history(
         self,

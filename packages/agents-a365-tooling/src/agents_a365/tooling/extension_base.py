@@ -1,0 +1,61 @@
+"""What every orchestrator extension's registration service shares."""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import ClassVar, Self
+
+from .configuration import ToolingConfiguration
+from .models import ToolOptions
+from .service import McpToolServerConfigurationService
+
+__all__ = ["ExtensionServiceBase"]
+
+
+class ExtensionServiceBase:
+    """Owns (or borrows) the tooling service; an async context manager.
+
+    Subclasses set :attr:`orchestrator_name` (sent in ``User-Agent``) and extend :meth:`aclose`.
+    Long-lived: keep one per process, so the tooling service's connections and caches are reused.
+    """
+
+    orchestrator_name: ClassVar[str]
+
+    def __init__(
+        self,
+        configuration_service: McpToolServerConfigurationService | None = None,
+        *,
+        configuration: ToolingConfiguration | None = None,
+    ) -> None:
+        if configuration_service is not None and configuration is not None:
+            raise ValueError("pass either configuration_service or configuration, not both")
+        self._owns_configuration_service = configuration_service is None
+        self.configuration_service = configuration_service or McpToolServerConfigurationService(configuration)
+
+    @property
+    def configuration(self) -> ToolingConfiguration:
+        return self.configuration_service.configuration
+
+    def tool_options(self, options: ToolOptions | None) -> ToolOptions:
+        """``options`` with this extension's orchestrator name filled in when absent."""
+        if options is None:
+            return ToolOptions(orchestrator_name=self.orchestrator_name)
+        if not options.orchestrator_name:
+            return options.model_copy(update={"orchestrator_name": self.orchestrator_name})
+        return options
+
+    async def aclose(self) -> None:
+        """Close the tooling service if this service created it."""
+        if self._owns_configuration_service:
+            await self.configuration_service.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.configuration_service!r})"
