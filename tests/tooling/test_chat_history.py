@@ -204,7 +204,9 @@ async def test_sends_in_flight_are_bounded(emulator: Emulator) -> None:
     config = production_config(emulator, chat_history_concurrency=2)
     async with McpToolServerConfigurationService(config) as svc:
         started = time.monotonic()
-        results = await asyncio.gather(*(svc.send_chat_history(make_turn_context(), HISTORY) for _ in range(6)))
+        results = await asyncio.gather(
+            *(svc.send_chat_history(make_turn_context(), HISTORY) for _ in range(6))
+        )
         elapsed = time.monotonic() - started
     assert all(r.succeeded for r in results)
     assert len(emulator.chat_messages) == 6
