@@ -432,7 +432,7 @@ def _serialize(request: ChatMessageRequest) -> bytes:
         # Lone surrogates (e.g. from JSON-decoded history) are not encodable as UTF-8:
         # send U+FFFD in their place rather than lose the whole record.
         data = request.model_dump(by_alias=True, mode="json")  # timestamps as "...Z" strings
-        return json.dumps(_replace_surrogates(data), default=str, ensure_ascii=False).encode()
+        return json.dumps(_replace_surrogates(data), ensure_ascii=False).encode()
 
 
 def _replace_surrogates(value: Any) -> Any:
@@ -442,8 +442,6 @@ def _replace_surrogates(value: Any) -> Any:
         return {k: _replace_surrogates(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_replace_surrogates(v) for v in value]
-    if isinstance(value, datetime):
-        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
     return value
 
 

@@ -58,9 +58,6 @@ class McpToolRegistrationService(ExtensionServiceBase):
 
     orchestrator_name = ORCHESTRATOR_NAME
 
-    def _options(self, tool_options: ToolOptions | None) -> ToolOptions:
-        return self.tool_options(tool_options)
-
     async def _servers(
         self,
         authorization: AuthorizationLike | None,
@@ -71,11 +68,16 @@ class McpToolRegistrationService(ExtensionServiceBase):
     ) -> list[MCPServerConfig]:
         _require(turn_context, "turn_context")
         if auth_token is not None:
-            # Fail fast on a malformed or expired token, before any request carries it.
+            # Fail fast on a malformed or expired token, also on the manifest path (which the
+            # tooling service leaves unchecked for opaque development tokens).
             auth_token = _strip_bearer(auth_token)
             validate_token(auth_token)
         return await self.configuration_service.list_tool_servers(
-            turn_context, authorization, auth_handler_name, auth_token, options=self._options(tool_options)
+            turn_context,
+            authorization,
+            auth_handler_name,
+            auth_token,
+            options=self.tool_options(tool_options),
         )
 
     # -- tools -------------------------------------------------------------------------------
@@ -270,5 +272,5 @@ class McpToolRegistrationService(ExtensionServiceBase):
         _require(messages, "messages")
         history: list[ChatHistoryMessage] = convert_messages(messages, limit)
         return await self.configuration_service.send_chat_history(
-            turn_context, history, options=self._options(tool_options)
+            turn_context, history, options=self.tool_options(tool_options)
         )

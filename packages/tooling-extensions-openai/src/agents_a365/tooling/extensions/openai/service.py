@@ -202,9 +202,6 @@ class McpToolRegistrationService(ExtensionServiceBase):
         return agent.clone(mcp_servers=[*existing, *connected]), connections
 
     # -- chat history ----------------------------------------------------------------------
-    def _options(self, options: ToolOptions | None) -> ToolOptions:
-        return self.tool_options(options)
-
     async def send_chat_history(
         self,
         turn_context: TurnContextLike,
@@ -257,5 +254,5 @@ class McpToolRegistrationService(ExtensionServiceBase):
             raise ValueError("messages is required")
         history = to_chat_history_messages(messages)
         return await self.configuration_service.send_chat_history(
-            turn_context, history, self._options(options)
+            turn_context, history, self.tool_options(options)
         )
