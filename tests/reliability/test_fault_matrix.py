@@ -251,12 +251,6 @@ async def test_openai_tool_call_dropped_by_the_server_fails_within_the_timeout(
     await guard.assert_clean(check_leaks=False)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="OpenAI extension / Agents SDK: after a tools/call fails, closing the server leaves the MCP "
-    "transport's async generator unclosed (finalised with 'Attempted to exit cancel scope in a different "
-    "task' at loop shutdown); reported to the extension's owner",
-)
 async def test_openai_dropped_tool_call_leaves_no_transport_behind(
     emu: Emulator, guard: Guard, turn: TurnContext
 ) -> None:

@@ -24,6 +24,7 @@ from .models import (
     ToolOptions,
 )
 from .service import McpToolServerConfigurationService
+from .tool_cache import ToolDefinitionCache
 
 __all__ = [
     "DEFAULT_PLATFORM_ENDPOINT",
@@ -37,6 +38,7 @@ __all__ = [
     "McpServerConnectionError",
     "McpToolServerConfigurationService",
     "TokenAcquisitionError",
+    "ToolDefinitionCache",
     "ToolOptions",
     "ToolServerConfigurationError",
     "ToolServerDiscoveryError",

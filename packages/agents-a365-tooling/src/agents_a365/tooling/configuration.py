@@ -36,6 +36,7 @@ class ToolingConfiguration(RuntimeConfiguration):
     ``allow_insecure_http``                 ``A365_ALLOW_INSECURE_HTTP``                false
     ``discovery_cache_ttl``                 ``A365_DISCOVERY_CACHE_TTL``                300 s
     ``token_expiry_skew``                   ``A365_TOKEN_EXPIRY_SKEW``                  120 s
+    ``tool_cache_ttl``                      ``A365_TOOL_CACHE_TTL``                     300 s (0: off)
     ``max_connections``                     ``A365_MAX_CONNECTIONS``                    100
     ``chat_history_concurrency``            ``A365_CHAT_HISTORY_CONCURRENCY``           32 sends in flight
     ======================================  ==========================================  ==========
@@ -59,6 +60,7 @@ class ToolingConfiguration(RuntimeConfiguration):
     allow_insecure_http = Setting("A365_ALLOW_INSECURE_HTTP", False, parse_bool)
     discovery_cache_ttl = Setting("A365_DISCOVERY_CACHE_TTL", 300.0, parse_float)
     token_expiry_skew = Setting("A365_TOKEN_EXPIRY_SKEW", 120.0, parse_float)
+    tool_cache_ttl = Setting("A365_TOOL_CACHE_TTL", 300.0, parse_float)
     max_connections = Setting("A365_MAX_CONNECTIONS", 100, lambda v: int(v.strip()))
     chat_history_concurrency = Setting("A365_CHAT_HISTORY_CONCURRENCY", 32, lambda v: int(v.strip()))
 
@@ -75,6 +77,7 @@ class ToolingConfiguration(RuntimeConfiguration):
         allow_insecure_http: Override[bool] | None = None,
         discovery_cache_ttl: Override[float] | None = None,
         token_expiry_skew: Override[float] | None = None,
+        tool_cache_ttl: Override[float] | None = None,
         max_connections: Override[int] | None = None,
         chat_history_concurrency: Override[int] | None = None,
         cluster_category: Override[str] | None = None,
@@ -94,6 +97,7 @@ class ToolingConfiguration(RuntimeConfiguration):
             allow_insecure_http=allow_insecure_http,
             discovery_cache_ttl=discovery_cache_ttl,
             token_expiry_skew=token_expiry_skew,
+            tool_cache_ttl=tool_cache_ttl,
             max_connections=max_connections,
             chat_history_concurrency=chat_history_concurrency,
         )

@@ -50,6 +50,7 @@ from .models import (
     ToolOptions,
     as_utc,
 )
+from .tool_cache import ToolDefinitionCache
 
 __all__ = ["McpToolServerConfigurationService"]
 
@@ -86,6 +87,8 @@ class McpToolServerConfigurationService:
         self._rtp_semaphore: asyncio.Semaphore | None = None
         self._tokens: AsyncTTLCache[str] = AsyncTTLCache()
         self._discovery: AsyncTTLCache[tuple[ToolingManifestEntry, ...]] = AsyncTTLCache()
+        self.tool_definitions = ToolDefinitionCache(max(self.configuration.tool_cache_ttl, 0.0))
+        """MCP ``tools/list`` results per server and headers, for the extensions' warm turns."""
 
     # -- lifecycle -------------------------------------------------------------------------
     @property
@@ -118,6 +121,7 @@ class McpToolServerConfigurationService:
     def clear_caches(self) -> None:
         self._tokens.clear()
         self._discovery.clear()
+        self.tool_definitions.clear()
 
     def __repr__(self) -> str:
         return f"McpToolServerConfigurationService({self.configuration!r})"

@@ -6,9 +6,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from agents.mcp import MCPServer, MCPServerStreamableHttp
+from agents.mcp import MCPServer
 
-from agents_a365.tooling import MCPServerConfig, mcp_http_client_factory
+from agents_a365.tooling import MCPServerConfig, ToolDefinitionCache, mcp_http_client_factory
+
+from ._server import A365MCPServer
 
 __all__ = ["RESERVED_SERVER_OPTIONS", "build_server", "new_servers", "normalize_url", "server_url"]
 
@@ -50,9 +52,16 @@ def new_servers(
 
 
 def build_server(
-    config: MCPServerConfig, *, timeout: float, options: Mapping[str, Any] | None = None
-) -> MCPServerStreamableHttp:
+    config: MCPServerConfig,
+    *,
+    timeout: float,
+    options: Mapping[str, Any] | None = None,
+    tool_cache: ToolDefinitionCache | None = None,
+) -> A365MCPServer:
     """One SDK server for ``config``, connecting with its complete headers (own Authorization included).
+
+    With ``tool_cache`` holding this server's definitions for these headers, the server is
+    registered without connecting and connects on first use (see :class:`A365MCPServer`).
 
     ``timeout`` bounds each HTTP request and each MCP response (``client_session_timeout_seconds``);
     ``options`` are further ``MCPServerStreamableHttp`` arguments (``cache_tools_list``,
@@ -60,7 +69,7 @@ def build_server(
     """
     kwargs: dict[str, Any] = {"cache_tools_list": True, "client_session_timeout_seconds": timeout}
     kwargs.update(options or {})
-    return MCPServerStreamableHttp(
+    return A365MCPServer(
         params={
             "url": config.url,
             # A copy: the SDK server must not share (or mutate) the frozen config's dict.
@@ -71,5 +80,6 @@ def build_server(
             "httpx_client_factory": mcp_http_client_factory,
         },
         name=config.mcp_server_name,
+        tool_cache=tool_cache,
         **kwargs,
     )

@@ -187,8 +187,12 @@ class McpToolRegistrationService(ExtensionServiceBase):
             logger.info("no new MCP servers to add (%d discovered)", len(discovered))
             return agent.clone(mcp_servers=existing), None
         timeout = self.configuration.request_timeout
+        tool_cache = self.configuration_service.tool_definitions
         connections = McpServerConnections(
-            [(cfg, build_server(cfg, timeout=timeout, options=server_options)) for cfg in configs],
+            [
+                (cfg, build_server(cfg, timeout=timeout, options=server_options, tool_cache=tool_cache))
+                for cfg in configs
+            ],
             connect_timeout=timeout,
             cleanup_timeout=timeout,
         )
