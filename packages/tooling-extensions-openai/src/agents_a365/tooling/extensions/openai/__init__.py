@@ -1,17 +1,20 @@
 """Agent 365 tooling for the OpenAI Agents SDK.
 
 :class:`McpToolRegistrationService` gives an ``agents.Agent`` the current user's Agent 365 MCP
-tool servers (one ``agents.mcp.MCPServerStreamableHttp`` each, connected concurrently) and sends
+tool servers (one :class:`A365MCPServer`, an ``agents.mcp.MCPServerStreamableHttp``, each; connected
+concurrently, or lazily on warm turns) and sends
 the conversation of an ``agents`` ``Session`` to real-time threat protection.
 """
 
 from ._connections import McpServerConnections
 from ._conversion import TOOL_OUTPUT_ROLE, extract_text, to_chat_history_message, to_chat_history_messages
+from ._server import A365MCPServer
 from .service import ORCHESTRATOR_NAME, McpToolRegistrationService
 
 __all__ = [
     "ORCHESTRATOR_NAME",
     "TOOL_OUTPUT_ROLE",
+    "A365MCPServer",
     "McpServerConnections",
     "McpToolRegistrationService",
     "extract_text",

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from pydantic import BaseModel
+
 from agents_a365.tooling import ChatHistoryMessage
 
 __all__ = [
@@ -36,6 +38,49 @@ TOOL_OUTPUT_TYPES = frozenset({"function_call_output"})
 
 _MISSING = object()
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+# -- direct construction ----------------------------------------------------------------------------------
+# ``model_construct`` costs ~2 us a message (it walks aliases and defaults generically): as much as the
+# rest of a 10,000-message conversion and serialization together. ``_trusted_message`` fills the same
+# four slots of the instance directly, through their descriptors, for fields the caller has checked
+# (exact ``str``s, a ``datetime``); ``to_chat_history_messages`` inlines it. Only while pydantic's
+# ``BaseModel`` has the layout this was written for; otherwise it is ``model_construct`` itself.
+# A batch gives all its messages one ``__pydantic_fields_set__``, as ``model_construct(_fields_set=…)``
+# allows: a set a message costs more (allocation, garbage collection) than the rest of the message.
+# Pydantic never changes it in place for a frozen model (``model_copy`` copies it first).
+_SLOTS = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+_DIRECT_CONSTRUCTION = (
+    set(getattr(BaseModel, "__slots__", ())) == set(_SLOTS)
+    and all(hasattr(vars(BaseModel).get(slot), "__set__") for slot in _SLOTS)
+    and tuple(ChatHistoryMessage.model_fields) == ("id", "role", "content", "timestamp")
+    and not ChatHistoryMessage.__pydantic_post_init__
+    and not ChatHistoryMessage.__private_attributes__
+    and ChatHistoryMessage.model_config.get("extra") != "allow"
+)
+
+
+def _all_fields() -> set[str]:
+    return {"id", "role", "content", "timestamp"}
+
+
+if _DIRECT_CONSTRUCTION:
+    _new = object.__new__
+    _set_dict, _set_fields_set, _set_extra, _set_private = (vars(BaseModel)[slot].__set__ for slot in _SLOTS)
+
+    def _trusted_message(ident: str, role: str, content: str, timestamp: datetime) -> ChatHistoryMessage:
+        """``ChatHistoryMessage.model_construct(id=ident, role=role, content=content, timestamp=timestamp)``."""
+        message = _new(ChatHistoryMessage)
+        _set_dict(message, {"id": ident, "role": role, "content": content, "timestamp": timestamp})
+        _set_fields_set(message, _all_fields())
+        _set_extra(message, None)
+        _set_private(message, None)
+        return message
+
+else:  # pragma: no cover - a pydantic whose BaseModel layout changed
+
+    def _trusted_message(ident: str, role: str, content: str, timestamp: datetime) -> ChatHistoryMessage:
+        return ChatHistoryMessage.model_construct(id=ident, role=role, content=content, timestamp=timestamp)
 
 
 def _field(item: Any, name: str) -> Any:
@@ -121,15 +166,30 @@ def to_chat_history_message(item: Any, timestamp: datetime | None = None) -> Cha
         if text is None or role is None:
             return None
         # Every field is a known-valid string/datetime here: skip pydantic validation (hot path).
-        return ChatHistoryMessage.model_construct(
-            id=_sendable(_item_id(item)),
-            role=_sendable(role),
-            content=_sendable(text),
-            timestamp=timestamp if timestamp is not None else datetime.now(UTC),
+        return _trusted_message(
+            _sendable(_item_id(item)),
+            _sendable(role),
+            _sendable(text),
+            timestamp if timestamp is not None else datetime.now(UTC),
         )
     except Exception as exc:  # a str subclass or mapping that misbehaves: skip, don't fail the batch
         logger.debug("skipping an item that failed conversion: %s", type(exc).__name__)
         return None
+
+
+def _fast_parts_text(parts: list[Any]) -> str | None:
+    """``_parts_text(parts)`` when every part is an exact ``dict`` or ``str`` and every ``text`` an
+    exact ``str`` or ``None``; ``None`` otherwise, and when no part has text (the general path then
+    looks further)."""
+    texts: list[str] = []
+    for part in parts:
+        piece = part.get("text") if type(part) is dict else part if type(part) is str else _MISSING
+        if type(piece) is str:
+            if piece and not piece.isspace():
+                texts.append(piece)
+        elif piece is not None:
+            return None
+    return " ".join(texts) if texts else None
 
 
 def _is_message_like(item: Any) -> bool:
@@ -156,10 +216,46 @@ def to_chat_history_messages(items: Any, *, now: datetime | None = None) -> list
     except Exception as exc:
         raise ValueError("messages must be a sequence of items") from exc
     stamp = now if now is not None else datetime.now(UTC)
+    fields_set = _all_fields()
     converted: list[ChatHistoryMessage] = []
     skipped_messages = 0
     skipped_other = 0
+    direct = _DIRECT_CONSTRUCTION
     for item in snapshot:
+        # Fast path for what sessions hold nearly always: plain dicts with a role and string or
+        # text-part content, exact str/dict/list values only, so it cannot raise. It gives exactly
+        # what to_chat_history_message gives them (tests/openai/test_openai_conversion_fast_path.py);
+        # anything else — tool results, blank text, subclasses — goes the general way.
+        # (``s.isspace()`` is ``not s.strip()`` for a non-empty ``s``, without copying it.)
+        if direct and type(item) is dict:
+            kind = item.get("type")
+            role = item.get("role")
+            ident = item.get("id")
+            if (
+                (kind is None or (type(kind) is str and kind == "message"))
+                and type(role) is str
+                and role
+                and not role.isspace()
+                and (ident is None or type(ident) is str)
+            ):
+                content = item.get("content")
+                if type(content) is str:
+                    text = content if content and not content.isspace() else None
+                else:
+                    text = _fast_parts_text(content) if type(content) is list else None
+                if text is not None:
+                    if not ident or ident.isspace():
+                        ident = str(uuid.uuid4())
+                    if not (ident.isascii() and role.isascii() and text.isascii()):  # O(1) check
+                        ident, role, text = _sendable(ident), _sendable(role), _sendable(text)
+                    # _trusted_message inlined: a call is a tenth of the per-message cost.
+                    built = _new(ChatHistoryMessage)
+                    _set_dict(built, {"id": ident, "role": role, "content": text, "timestamp": stamp})
+                    _set_fields_set(built, fields_set)
+                    _set_extra(built, None)
+                    _set_private(built, None)
+                    converted.append(built)
+                    continue
         message = to_chat_history_message(item, stamp)
         if message is not None:
             converted.append(message)
