@@ -14,6 +14,9 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from pydantic import BaseModel
+
 from agents_a365.tooling import ChatHistoryMessage
 
 __all__ = ["DEFAULT_ROLE", "ROLE_BY_TYPE", "convert_message", "convert_messages", "extract_text", "map_role"]
@@ -43,6 +46,54 @@ _CHUNK_TYPES: Mapping[str, str] = {
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+# Classes whose ``type``/``content``/``id`` are plain pydantic fields (no subclass overriding them):
+# the fast path of :func:`convert_messages` reads those directly.
+_PLAIN_CLASSES = frozenset({HumanMessage, AIMessage, SystemMessage, ToolMessage})
+
+
+# -- direct construction ----------------------------------------------------------------------------------
+# ``model_construct`` costs ~2 us a message (it walks aliases and defaults generically): as much as the
+# rest of a 10,000-message conversion and serialization together. ``_trusted_message`` fills the same
+# four slots of the instance directly, through their descriptors, for fields the caller has checked
+# (exact ``str``s, a ``datetime``); ``convert_messages`` inlines it. Only while pydantic's
+# ``BaseModel`` has the layout this was written for; otherwise it is ``model_construct`` itself.
+# A batch gives all its messages one ``__pydantic_fields_set__``, as ``model_construct(_fields_set=…)``
+# allows: a set a message costs more (allocation, garbage collection) than the rest of the message.
+# Pydantic never changes it in place for a frozen model (``model_copy`` copies it first).
+# (The OpenAI extension has the same helper.)
+_SLOTS = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+_DIRECT_CONSTRUCTION = (
+    set(getattr(BaseModel, "__slots__", ())) == set(_SLOTS)
+    and all(hasattr(vars(BaseModel).get(slot), "__set__") for slot in _SLOTS)
+    and tuple(ChatHistoryMessage.model_fields) == ("id", "role", "content", "timestamp")
+    and not ChatHistoryMessage.__pydantic_post_init__
+    and not ChatHistoryMessage.__private_attributes__
+    and ChatHistoryMessage.model_config.get("extra") != "allow"
+)
+
+
+def _all_fields() -> set[str]:
+    return {"id", "role", "content", "timestamp"}
+
+
+if _DIRECT_CONSTRUCTION:
+    _new = object.__new__
+    _set_dict, _set_fields_set, _set_extra, _set_private = (vars(BaseModel)[slot].__set__ for slot in _SLOTS)
+
+    def _trusted_message(ident: str, role: str, content: str, timestamp: datetime) -> ChatHistoryMessage:
+        """``ChatHistoryMessage.model_construct(id=ident, role=role, content=content, timestamp=timestamp)``."""
+        message = _new(ChatHistoryMessage)
+        _set_dict(message, {"id": ident, "role": role, "content": content, "timestamp": timestamp})
+        _set_fields_set(message, _all_fields())
+        _set_extra(message, None)
+        _set_private(message, None)
+        return message
+
+else:  # pragma: no cover - a pydantic whose BaseModel layout changed
+
+    def _trusted_message(ident: str, role: str, content: str, timestamp: datetime) -> ChatHistoryMessage:
+        return ChatHistoryMessage.model_construct(id=ident, role=role, content=content, timestamp=timestamp)
 
 
 def _sendable(text: str) -> str:
@@ -137,11 +188,11 @@ def convert_message(message: Any, timestamp: datetime | None = None) -> ChatHist
     if text is None:
         return None
     # Every field is a known-valid string/datetime here: skip pydantic validation (hot path).
-    return ChatHistoryMessage.model_construct(
-        id=_sendable(_message_id(message)),
-        role=_sendable(map_role(message)),
-        content=_sendable(text),
-        timestamp=timestamp if timestamp is not None else datetime.now(UTC),
+    return _trusted_message(
+        _sendable(_message_id(message)),
+        _sendable(map_role(message)),
+        _sendable(text),
+        timestamp if timestamp is not None else datetime.now(UTC),
     )
 
 
@@ -174,10 +225,47 @@ def convert_messages(messages: Any, limit: int | None = None) -> list[ChatHistor
         # counts them in the OpenAI extension; those without text are then skipped.
         items = items[len(items) - wanted :] if wanted else []
     now = datetime.now(UTC)
+    fields_set = _all_fields()
     converted: list[ChatHistoryMessage] = []
     skipped_empty = 0
     skipped_failed = 0
+    direct = _DIRECT_CONSTRUCTION
     for message in items:
+        # Fast path for what histories hold nearly always: Human/AI/System/ToolMessage (exact classes,
+        # their fields plain entries of ``__dict__``) with string content, exact str values only, so
+        # it cannot raise. It gives exactly what convert_message gives them
+        # (tests/langchain/test_langchain_conversion_fast_path.py); anything else goes the general way.
+        # ``__dict__[name]`` is ``getattr(message, name)`` for these classes (one missing: general path);
+        # ``ROLE_BY_TYPE`` is ``map_role`` for an already normalised ``type`` ("human", "ai" …);
+        # ``s.isspace()`` is ``not s.strip()`` for a non-empty ``s``, without copying it.
+        if direct and type(message) in _PLAIN_CLASSES:
+            fields = message.__dict__
+            try:
+                kind = fields["type"]
+                content = fields["content"]
+                ident = fields["id"]
+            except KeyError:
+                kind = content = ident = None
+            role = ROLE_BY_TYPE.get(kind) if type(kind) is str else None
+            if (
+                role is not None
+                and type(content) is str
+                and content
+                and not content.isspace()
+                and (ident is None or type(ident) is str)
+            ):
+                if not ident or ident.isspace():
+                    ident = str(uuid.uuid4())
+                if not (ident.isascii() and role.isascii() and content.isascii()):  # O(1) check
+                    ident, role, content = _sendable(ident), _sendable(role), _sendable(content)
+                # _trusted_message inlined: a call is a tenth of the per-message cost.
+                built = _new(ChatHistoryMessage)
+                _set_dict(built, {"id": ident, "role": role, "content": content, "timestamp": now})
+                _set_fields_set(built, fields_set)
+                _set_extra(built, None)
+                _set_private(built, None)
+                converted.append(built)
+                continue
         try:
             result = convert_message(message, now)
         except Exception as exc:
