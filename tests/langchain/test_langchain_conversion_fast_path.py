@@ -159,7 +159,7 @@ def test_plain_messages_take_the_fast_path_and_match(monkeypatch: pytest.MonkeyP
         SystemMessage("be brief", id="  "),
         ToolMessage("é \ud800", tool_call_id="call-1", id="t1"),
     ]
-    assert conversion._DIRECT_CONSTRUCTION  # this pydantic's layout: the direct construction is live
+    assert conversion.DIRECT_CONSTRUCTION  # this pydantic's layout: the direct construction is live
     calls = _count_general_path(monkeypatch)
     fast = _check(messages)  # compares with the general path through the module's own name
     assert calls == []  # none of them took the general path

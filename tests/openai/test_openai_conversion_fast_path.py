@@ -125,7 +125,7 @@ def test_plain_items_take_the_fast_path_and_match(monkeypatch: pytest.MonkeyPatc
         {"id": "  ", "role": "system", "content": "blank id"},
     ]
     expected = _general(items, NOW)
-    assert conversion._DIRECT_CONSTRUCTION  # this pydantic's layout: the direct construction is live
+    assert conversion.DIRECT_CONSTRUCTION  # this pydantic's layout: the direct construction is live
     calls: list[Any] = []
 
     def general_path(item: Any, timestamp: datetime | None = None) -> Any:

@@ -15,9 +15,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-from pydantic import BaseModel
 
 from agents_a365.tooling import ChatHistoryMessage
+from agents_a365.tooling.message_construction import (
+    DIRECT_CONSTRUCTION,
+    all_fields,
+    new_message,
+    set_dict,
+    set_extra,
+    set_fields_set,
+    set_private,
+    trusted_message,
+)
 
 __all__ = ["DEFAULT_ROLE", "ROLE_BY_TYPE", "convert_message", "convert_messages", "extract_text", "map_role"]
 
@@ -50,50 +59,6 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 # Classes whose ``type``/``content``/``id`` are plain pydantic fields (no subclass overriding them):
 # the fast path of :func:`convert_messages` reads those directly.
 _PLAIN_CLASSES = frozenset({HumanMessage, AIMessage, SystemMessage, ToolMessage})
-
-
-# -- direct construction ----------------------------------------------------------------------------------
-# ``model_construct`` costs ~2 us a message (it walks aliases and defaults generically): as much as the
-# rest of a 10,000-message conversion and serialization together. ``_trusted_message`` fills the same
-# four slots of the instance directly, through their descriptors, for fields the caller has checked
-# (exact ``str``s, a ``datetime``); ``convert_messages`` inlines it. Only while pydantic's
-# ``BaseModel`` has the layout this was written for; otherwise it is ``model_construct`` itself.
-# A batch gives all its messages one ``__pydantic_fields_set__``, as ``model_construct(_fields_set=…)``
-# allows: a set a message costs more (allocation, garbage collection) than the rest of the message.
-# Pydantic never changes it in place for a frozen model (``model_copy`` copies it first).
-# (The OpenAI extension has the same helper.)
-_SLOTS = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
-_DIRECT_CONSTRUCTION = (
-    set(getattr(BaseModel, "__slots__", ())) == set(_SLOTS)
-    and all(hasattr(vars(BaseModel).get(slot), "__set__") for slot in _SLOTS)
-    and tuple(ChatHistoryMessage.model_fields) == ("id", "role", "content", "timestamp")
-    and not ChatHistoryMessage.__pydantic_post_init__
-    and not ChatHistoryMessage.__private_attributes__
-    and ChatHistoryMessage.model_config.get("extra") != "allow"
-)
-
-
-def _all_fields() -> set[str]:
-    return {"id", "role", "content", "timestamp"}
-
-
-if _DIRECT_CONSTRUCTION:
-    _new = object.__new__
-    _set_dict, _set_fields_set, _set_extra, _set_private = (vars(BaseModel)[slot].__set__ for slot in _SLOTS)
-
-    def _trusted_message(ident: str, role: str, content: str, timestamp: datetime) -> ChatHistoryMessage:
-        """``ChatHistoryMessage.model_construct(id=ident, role=role, content=content, timestamp=timestamp)``."""
-        message = _new(ChatHistoryMessage)
-        _set_dict(message, {"id": ident, "role": role, "content": content, "timestamp": timestamp})
-        _set_fields_set(message, _all_fields())
-        _set_extra(message, None)
-        _set_private(message, None)
-        return message
-
-else:  # pragma: no cover - a pydantic whose BaseModel layout changed
-
-    def _trusted_message(ident: str, role: str, content: str, timestamp: datetime) -> ChatHistoryMessage:
-        return ChatHistoryMessage.model_construct(id=ident, role=role, content=content, timestamp=timestamp)
 
 
 def _sendable(text: str) -> str:
@@ -188,7 +153,7 @@ def convert_message(message: Any, timestamp: datetime | None = None) -> ChatHist
     if text is None:
         return None
     # Every field is a known-valid string/datetime here: skip pydantic validation (hot path).
-    return _trusted_message(
+    return trusted_message(
         _sendable(_message_id(message)),
         _sendable(map_role(message)),
         _sendable(text),
@@ -225,11 +190,11 @@ def convert_messages(messages: Any, limit: int | None = None) -> list[ChatHistor
         # counts them in the OpenAI extension; those without text are then skipped.
         items = items[len(items) - wanted :] if wanted else []
     now = datetime.now(UTC)
-    fields_set = _all_fields()
+    fields_set = all_fields()
     converted: list[ChatHistoryMessage] = []
     skipped_empty = 0
     skipped_failed = 0
-    direct = _DIRECT_CONSTRUCTION
+    direct = DIRECT_CONSTRUCTION
     for message in items:
         # Fast path for what histories hold nearly always: Human/AI/System/ToolMessage (exact classes,
         # their fields plain entries of ``__dict__``) with string content, exact str values only, so
@@ -258,12 +223,12 @@ def convert_messages(messages: Any, limit: int | None = None) -> list[ChatHistor
                     ident = str(uuid.uuid4())
                 if not (ident.isascii() and role.isascii() and content.isascii()):  # O(1) check
                     ident, role, content = _sendable(ident), _sendable(role), _sendable(content)
-                # _trusted_message inlined: a call is a tenth of the per-message cost.
-                built = _new(ChatHistoryMessage)
-                _set_dict(built, {"id": ident, "role": role, "content": content, "timestamp": now})
-                _set_fields_set(built, fields_set)
-                _set_extra(built, None)
-                _set_private(built, None)
+                # trusted_message inlined: a call is a tenth of the per-message cost.
+                built = new_message()
+                set_dict(built, {"id": ident, "role": role, "content": content, "timestamp": now})
+                set_fields_set(built, fields_set)
+                set_extra(built, None)
+                set_private(built, None)
                 converted.append(built)
                 continue
         try:

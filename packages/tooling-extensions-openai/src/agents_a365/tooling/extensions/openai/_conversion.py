@@ -16,9 +16,17 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel
-
 from agents_a365.tooling import ChatHistoryMessage
+from agents_a365.tooling.message_construction import (
+    DIRECT_CONSTRUCTION,
+    all_fields,
+    new_message,
+    set_dict,
+    set_extra,
+    set_fields_set,
+    set_private,
+    trusted_message,
+)
 
 __all__ = [
     "TOOL_OUTPUT_ROLE",
@@ -38,49 +46,6 @@ TOOL_OUTPUT_TYPES = frozenset({"function_call_output"})
 
 _MISSING = object()
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-# -- direct construction ----------------------------------------------------------------------------------
-# ``model_construct`` costs ~2 us a message (it walks aliases and defaults generically): as much as the
-# rest of a 10,000-message conversion and serialization together. ``_trusted_message`` fills the same
-# four slots of the instance directly, through their descriptors, for fields the caller has checked
-# (exact ``str``s, a ``datetime``); ``to_chat_history_messages`` inlines it. Only while pydantic's
-# ``BaseModel`` has the layout this was written for; otherwise it is ``model_construct`` itself.
-# A batch gives all its messages one ``__pydantic_fields_set__``, as ``model_construct(_fields_set=…)``
-# allows: a set a message costs more (allocation, garbage collection) than the rest of the message.
-# Pydantic never changes it in place for a frozen model (``model_copy`` copies it first).
-_SLOTS = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
-_DIRECT_CONSTRUCTION = (
-    set(getattr(BaseModel, "__slots__", ())) == set(_SLOTS)
-    and all(hasattr(vars(BaseModel).get(slot), "__set__") for slot in _SLOTS)
-    and tuple(ChatHistoryMessage.model_fields) == ("id", "role", "content", "timestamp")
-    and not ChatHistoryMessage.__pydantic_post_init__
-    and not ChatHistoryMessage.__private_attributes__
-    and ChatHistoryMessage.model_config.get("extra") != "allow"
-)
-
-
-def _all_fields() -> set[str]:
-    return {"id", "role", "content", "timestamp"}
-
-
-if _DIRECT_CONSTRUCTION:
-    _new = object.__new__
-    _set_dict, _set_fields_set, _set_extra, _set_private = (vars(BaseModel)[slot].__set__ for slot in _SLOTS)
-
-    def _trusted_message(ident: str, role: str, content: str, timestamp: datetime) -> ChatHistoryMessage:
-        """``ChatHistoryMessage.model_construct(id=ident, role=role, content=content, timestamp=timestamp)``."""
-        message = _new(ChatHistoryMessage)
-        _set_dict(message, {"id": ident, "role": role, "content": content, "timestamp": timestamp})
-        _set_fields_set(message, _all_fields())
-        _set_extra(message, None)
-        _set_private(message, None)
-        return message
-
-else:  # pragma: no cover - a pydantic whose BaseModel layout changed
-
-    def _trusted_message(ident: str, role: str, content: str, timestamp: datetime) -> ChatHistoryMessage:
-        return ChatHistoryMessage.model_construct(id=ident, role=role, content=content, timestamp=timestamp)
 
 
 def _field(item: Any, name: str) -> Any:
@@ -166,7 +131,7 @@ def to_chat_history_message(item: Any, timestamp: datetime | None = None) -> Cha
         if text is None or role is None:
             return None
         # Every field is a known-valid string/datetime here: skip pydantic validation (hot path).
-        return _trusted_message(
+        return trusted_message(
             _sendable(_item_id(item)),
             _sendable(role),
             _sendable(text),
@@ -216,11 +181,11 @@ def to_chat_history_messages(items: Any, *, now: datetime | None = None) -> list
     except Exception as exc:
         raise ValueError("messages must be a sequence of items") from exc
     stamp = now if now is not None else datetime.now(UTC)
-    fields_set = _all_fields()
+    fields_set = all_fields()
     converted: list[ChatHistoryMessage] = []
     skipped_messages = 0
     skipped_other = 0
-    direct = _DIRECT_CONSTRUCTION
+    direct = DIRECT_CONSTRUCTION
     for item in snapshot:
         # Fast path for what sessions hold nearly always: plain dicts with a role and string or
         # text-part content, exact str/dict/list values only, so it cannot raise. It gives exactly
@@ -248,12 +213,12 @@ def to_chat_history_messages(items: Any, *, now: datetime | None = None) -> list
                         ident = str(uuid.uuid4())
                     if not (ident.isascii() and role.isascii() and text.isascii()):  # O(1) check
                         ident, role, text = _sendable(ident), _sendable(role), _sendable(text)
-                    # _trusted_message inlined: a call is a tenth of the per-message cost.
-                    built = _new(ChatHistoryMessage)
-                    _set_dict(built, {"id": ident, "role": role, "content": text, "timestamp": stamp})
-                    _set_fields_set(built, fields_set)
-                    _set_extra(built, None)
-                    _set_private(built, None)
+                    # trusted_message inlined: a call is a tenth of the per-message cost.
+                    built = new_message()
+                    set_dict(built, {"id": ident, "role": role, "content": text, "timestamp": stamp})
+                    set_fields_set(built, fields_set)
+                    set_extra(built, None)
+                    set_private(built, None)
                     converted.append(built)
                     continue
         message = to_chat_history_message(item, stamp)
