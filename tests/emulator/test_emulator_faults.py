@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Callable
@@ -12,6 +13,7 @@ from mcp import ClientSession
 from pydantic import ValidationError
 
 from agents_a365.emulator import Emulator, EmulatorConfig, Fault
+from agents_a365.emulator.faults import RequestBarrier
 
 McpSessionFactory = Callable[..., AbstractAsyncContextManager[ClientSession]]
 
@@ -182,3 +184,98 @@ def test_fault_validation() -> None:
         Fault(times=0)
     with pytest.raises(ValueError, match="unknown fault route"):
         Emulator().faults.set("mcp:", Fault())
+
+
+# -- hold_until_concurrent: a barrier that proves requests were in flight together ---------------------------
+
+
+async def test_hold_releases_requests_together_once_enough_are_in_flight(
+    emulator: Emulator, http: httpx.AsyncClient, platform_headers: dict[str, str]
+) -> None:
+    emulator.faults.set("gateway", Fault(hold_until_concurrent=2, hold_timeout_ms=10_000))
+    responses = await asyncio.gather(
+        *(http.get(emulator.gateway_url(), headers=platform_headers) for _ in range(2))
+    )
+    assert [r.status_code for r in responses] == [200, 200]  # held, then answered by the gateway
+    assert [(r.held_together, r.fault) for r in emulator.requests_for("gateway")] == [(2, "gateway")] * 2
+
+
+async def test_hold_lets_a_lone_request_go_after_the_timeout(
+    emulator: Emulator, http: httpx.AsyncClient, platform_headers: dict[str, str]
+) -> None:
+    # What a sequential client gets: each request waits alone, then goes on; held_together tells.
+    emulator.faults.set("gateway", Fault(hold_until_concurrent=2, hold_timeout_ms=100))
+    for _ in range(2):
+        response = await http.get(emulator.gateway_url(), headers=platform_headers)
+        assert response.status_code == 200
+    assert [r.held_together for r in emulator.requests_for("gateway")] == [1, 1]
+
+
+async def test_hold_starts_over_after_each_release(emulator: Emulator, http: httpx.AsyncClient) -> None:
+    emulator.faults.set("rtp", Fault(hold_until_concurrent=2, hold_timeout_ms=10_000))
+    responses = await asyncio.gather(*(http.post(emulator.rtp_url, json={"n": n}) for n in range(4)))
+    assert {r.status_code for r in responses} == {400}  # released in pairs, then validated
+    assert [r.held_together for r in emulator.requests_for("rtp")] == [2, 2, 2, 2]
+
+
+async def test_hold_on_mcp_counts_requests_to_every_server(
+    emulator: Emulator, mcp_session: McpSessionFactory
+) -> None:
+    emulator.faults.set(
+        "mcp", Fault(hold_until_concurrent=2, hold_timeout_ms=10_000, mcp_method="tools/call", times=2)
+    )
+    async with (
+        mcp_session(emulator.server_url("mail"), emulator.platform_token()) as mail,
+        mcp_session(emulator.server_url("calendar"), emulator.server_token("calendar")) as calendar,
+    ):
+        listed, events = await asyncio.gather(
+            mail.call_tool("list_emails", {}), calendar.call_tool("list_events", {"date": "2025-01-01"})
+        )
+    assert not listed.isError
+    assert not events.isError
+    held = [(r.server, r.held_together) for r in emulator.requests_for("mcp") if r.held_together]
+    assert sorted(held) == [("calendar", 2), ("mail", 2)]  # initialize was not held (mcp_method)
+    assert emulator.faults.get("mcp") is None  # times=2: used up
+
+
+async def test_hold_then_the_other_effects(emulator: Emulator, http: httpx.AsyncClient) -> None:
+    emulator.faults.set("rtp", Fault(hold_until_concurrent=2, status=503, hold_timeout_ms=10_000))
+    responses = await asyncio.gather(*(http.post(emulator.rtp_url, json={}) for _ in range(2)))
+    assert [r.status_code for r in responses] == [503, 503]
+    assert [(r.held_together, r.status) for r in emulator.requests_for("rtp")] == [(2, 503)] * 2
+
+
+async def test_hold_over_http_and_in_the_recording(emulator: Emulator, http: httpx.AsyncClient) -> None:
+    control = f"{emulator.base_url}/_emulator/faults"
+    response = await http.put(f"{control}/rtp", json={"hold_until_concurrent": 2, "hold_timeout_ms": 50})
+    assert response.status_code == 200
+    assert response.json()["rtp"]["hold_until_concurrent"] == 2
+    await http.post(emulator.rtp_url, json={})
+    recorded = (await http.get(f"{emulator.base_url}/_emulator/requests?route=rtp")).json()
+    assert [r["heldTogether"] for r in recorded] == [1]
+    assert (await http.put(f"{control}/rtp", json={"hold_until_concurrent": 1})).status_code == 400
+
+
+async def test_a_cancelled_waiter_leaves_the_barrier() -> None:
+    barrier = RequestBarrier(2)
+    gone = asyncio.create_task(barrier.wait(10))
+    await asyncio.sleep(0)  # it is waiting now
+    gone.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await gone
+    # The cancelled request does not count: two new ones are still needed.
+    first = asyncio.create_task(barrier.wait(10))
+    await asyncio.sleep(0)
+    assert not first.done()
+    assert await barrier.wait(10) == 2
+    assert await first == 2
+
+
+def test_hold_validation() -> None:
+    with pytest.raises(ValidationError):
+        Fault(hold_until_concurrent=1)  # a barrier of one holds nothing
+    with pytest.raises(ValidationError, match="'times' must be at least"):
+        Fault(hold_until_concurrent=3, times=2)
+    with pytest.raises(ValidationError):
+        Fault(hold_until_concurrent=2, hold_timeout_ms=0)
+    assert Fault(hold_until_concurrent=2).hold_timeout_ms == 3_000

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import AsyncIterator
 
 import pytest
@@ -175,16 +174,15 @@ async def test_servers_are_connected_concurrently(
     authorization: EmulatorAuthorization,
     turn: TurnContext,
 ) -> None:
-    # Warm discovery and tokens so the timing covers connecting only.
-    async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn):
-        pass
-    delay = 1.0
-    emulator.faults.set("mcp", Fault(latency_ms=delay * 1000, mcp_method="initialize"))
-    started = time.perf_counter()
+    # The emulator holds each initialize until both are in flight (a client connecting one server after
+    # the other gets each one released alone after the hold timeout): a count, not a timing window.
+    emulator.faults.set("mcp", Fault(hold_until_concurrent=2, mcp_method="initialize", times=2))
     async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn) as agent:
-        elapsed = time.perf_counter() - started
-    assert len(agent.mcp_servers) == 2
-    assert delay <= elapsed < 2 * delay  # one at a time would take two delays
+        assert len(agent.mcp_servers) == 2
+    held = {
+        r.server: r.held_together for r in emulator.requests_for("mcp") if r.jsonrpc_method == "initialize"
+    }
+    assert held == {"mail": 2, "calendar": 2}
 
 
 async def test_connected_agent_closes_every_session_and_leaves_no_task(
@@ -357,6 +355,7 @@ async def test_cancelling_while_connecting_stays_cancelled_and_leaks_nothing(
     # Warm discovery so the cancellation lands while the servers connect.
     async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn):
         pass
+    service.configuration_service.tool_definitions.clear()  # ... but connect again (no lazy servers)
     emulator.faults.set("mcp:calendar", Fault(latency_ms=3000, mcp_method="initialize"))
     tasks_before = other_tasks()
     task = asyncio.create_task(

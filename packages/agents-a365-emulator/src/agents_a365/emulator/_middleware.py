@@ -108,9 +108,12 @@ class RecordingMiddleware:
 
         taken = self._ctx.faults.take(kind, server, method) if kind != "unknown" else None
         if taken is not None:
-            key, fault = taken
+            key, fault, barrier = taken
             record.fault = key
             logger.info("Applying fault %s to %s %s", key, scope["method"], scope["path"])
+            if barrier is not None:
+                # First, so the held requests then get the fault's other effects together.
+                record.held_together = await barrier.wait(fault.hold_timeout_ms / 1000)
             if fault.latency_ms:
                 await asyncio.sleep(fault.latency_ms / 1000)
             if fault.drop:

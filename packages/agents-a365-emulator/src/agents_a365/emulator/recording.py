@@ -59,7 +59,9 @@ class RecordedRequest:
 
     ``status`` is filled in when the response starts (``None`` while in flight or when the connection was
     dropped by a fault). ``json`` is the parsed body, or ``None`` when the body is empty or not JSON (see
-    :attr:`is_json`).
+    :attr:`is_json`). ``held_together`` is set when a fault with ``hold_until_concurrent`` held the request:
+    how many matching requests were released together with it (itself included); less than the fault's
+    ``hold_until_concurrent`` means it waited out ``hold_timeout_ms``.
     """
 
     index: int
@@ -77,6 +79,7 @@ class RecordedRequest:
     status: int | None = None
     dropped: bool = False
     fault: str | None = None
+    held_together: int | None = None
 
     @property
     def query_params(self) -> dict[str, list[str]]:
@@ -106,6 +109,7 @@ class RecordedRequest:
             "status": self.status,
             "dropped": self.dropped,
             "fault": self.fault,
+            "heldTogether": self.held_together,
         }
 
 
