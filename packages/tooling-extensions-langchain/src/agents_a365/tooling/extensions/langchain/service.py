@@ -106,6 +106,14 @@ class McpToolRegistrationService(ExtensionServiceBase):
         ``skip_unreachable=True`` that server is left out with a warning instead. Also raises
         the tooling service's errors (``ToolServerDiscoveryError``, ``TokenAcquisitionError``,
         ``ValueError``).
+
+        Warm turns: each server's tool definitions are cached per server and request headers
+        (so per user; ``tool_cache_ttl``, default 300 s, ``0`` turns it off). On a cache hit the
+        server is not contacted at registration; its session is opened by the first tool call
+        (concurrent first calls share it) and closed when the block exits. The trade-off: a
+        cached server that has become unreachable is not caught (nor skipped) here; its tool
+        calls raise ``McpServerConnectionError`` instead, and its entry is invalidated so the
+        next turn lists it again.
         """
         servers = await self._servers(
             authorization, auth_handler_name, turn_context, auth_token, tool_options
@@ -113,7 +121,11 @@ class McpToolRegistrationService(ExtensionServiceBase):
         timeout = self.configuration.request_timeout
         client = build_client(servers, timeout)
         async with open_sessions(
-            client, servers, timeout=timeout, skip_unreachable=skip_unreachable
+            client,
+            servers,
+            self.configuration_service.tool_definitions,
+            timeout=timeout,
+            skip_unreachable=skip_unreachable,
         ) as connected:
             yield McpToolset(connected.servers, connected.tools_by_server)
 
@@ -129,14 +141,20 @@ class McpToolRegistrationService(ExtensionServiceBase):
     ) -> McpToolset:
         """The turn's MCP tools, each opening its own MCP session per call (nothing to close).
 
-        ``skip_unreachable`` as in :meth:`mcp_tools`."""
+        ``skip_unreachable`` and the tool-definition cache as in :meth:`mcp_tools`: a warm turn
+        makes no MCP request at all (a cached server that has become unreachable fails when its
+        tools are called, and is listed again next turn)."""
         servers = await self._servers(
             authorization, auth_handler_name, turn_context, auth_token, tool_options
         )
         timeout = self.configuration.request_timeout
         client = build_client(servers, timeout)
         connected = await load_tools_per_call(
-            client, servers, timeout=timeout, skip_unreachable=skip_unreachable
+            client,
+            servers,
+            self.configuration_service.tool_definitions,
+            timeout=timeout,
+            skip_unreachable=skip_unreachable,
         )
         return McpToolset(connected.servers, connected.tools_by_server)
 
