@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import itertools
 import logging
 import time
@@ -62,6 +63,7 @@ def new_user() -> str:
 async def lc_register(service: LangChainService, auth: Any, n: int, user: str) -> tuple[float, int]:
     model = GenericFakeChatModel(messages=iter([]))
     turn = make_turn(agent_id_for(n), user)
+    gc.collect()  # a full collection must not land inside one side's measurement
     t0 = time.perf_counter()
     agent = await service.add_tool_servers_to_agent(
         auth, "agentic", turn, agent_options={"model": model, "tools": []}
@@ -74,6 +76,7 @@ async def lc_register(service: LangChainService, auth: Any, n: int, user: str) -
 async def oa_register(service: OpenAIService, auth: Any, n: int, user: str) -> tuple[float, float, int]:
     template = Agent(name="bench", instructions="bench", model="gpt-4o")
     turn = make_turn(agent_id_for(n), user)
+    gc.collect()  # a full collection must not land inside one side's measurement
     t0 = time.perf_counter()
     agent = await service.add_tool_servers_to_agent(template, auth, "agentic", turn)
     t1 = time.perf_counter()
@@ -96,6 +99,7 @@ async def plain_get_tools(base_url: str, token: str, n: int) -> tuple[float, int
         }
         for i in range(1, n + 1)
     }
+    gc.collect()  # a full collection must not land inside one side's measurement
     t0 = time.perf_counter()
     tools = await MultiServerMCPClient(connections).get_tools()
     return time.perf_counter() - t0, len(tools)

@@ -24,7 +24,7 @@ from .models import (
     ToolOptions,
 )
 from .service import McpToolServerConfigurationService
-from .tool_cache import ToolDefinitionCache
+from .tool_cache import ToolDefinitionCache, prime_output_schemas
 
 __all__ = [
     "DEFAULT_PLATFORM_ENDPOINT",
@@ -48,6 +48,7 @@ __all__ = [
     "build_request_headers",
     "clean_header_value",
     "mcp_http_client_factory",
+    "prime_output_schemas",
     "resolve_agent_id_header",
     "shared_ssl_context",
 ]

@@ -10,10 +10,11 @@ import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from mcp.types import Tool
 
-__all__ = ["ToolDefinitionCache"]
+__all__ = ["ToolDefinitionCache", "prime_output_schemas"]
 
 _Key = tuple[str, str]
 
@@ -95,3 +96,18 @@ class ToolDefinitionCache:
     def __repr__(self) -> str:
         # Keys hold digests only, but there is nothing useful to show of them either.
         return f"ToolDefinitionCache(ttl={self.ttl}, entries={len(self._entries)})"
+
+
+def prime_output_schemas(session: Any, definitions: Iterable[Tool]) -> None:
+    """Give an ``mcp`` ``ClientSession`` opened without listing the output schemas it would have listed.
+
+    ``ClientSession.call_tool`` validates structured results against the schemas of its last
+    ``tools/list`` and lists the tools first when it has none for the tool: one round trip more on
+    a warm turn's first call of each tool. Primed from the cached definitions, the session
+    validates exactly as after a listing. If the attribute ever changes (a private detail of
+    ``mcp`` 1.x), the session simply lists as it would anyway.
+    """
+    schemas = getattr(session, "_tool_output_schemas", None)
+    if isinstance(schemas, dict):
+        for definition in definitions:
+            schemas.setdefault(definition.name, definition.outputSchema)

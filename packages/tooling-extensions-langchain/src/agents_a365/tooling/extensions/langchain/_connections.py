@@ -41,6 +41,7 @@ from agents_a365.tooling import (
     McpServerConnectionError,
     ToolDefinitionCache,
     mcp_http_client_factory,
+    prime_output_schemas,
 )
 
 __all__ = ["Connected", "build_client", "load_tools_per_call", "open_sessions"]
@@ -105,21 +106,6 @@ async def _list_definitions(session: ClientSession) -> list[McpTool]:
             return tools
         cursor = page.nextCursor
     raise RuntimeError(f"tools/list returned more than {_MAX_PAGES} pages")
-
-
-def _prime_output_schemas(session: ClientSession, definitions: Sequence[McpTool]) -> None:
-    """Give a session opened without listing the output schemas it would have listed.
-
-    ``ClientSession.call_tool`` validates structured results against the schemas of its last
-    ``tools/list`` and lists the tools first when it has none for the tool: one round trip more
-    on every warm turn's first call per tool. Primed from the cached definitions, the session
-    validates exactly as after a listing. If the attribute ever changes (a private detail of
-    ``mcp`` 1.x), the session simply lists as it would anyway.
-    """
-    schemas = getattr(session, "_tool_output_schemas", None)
-    if isinstance(schemas, dict):
-        for definition in definitions:
-            schemas.setdefault(definition.name, definition.outputSchema)
 
 
 def _invalidating(cache: ToolDefinitionCache, server: MCPServerConfig) -> ToolCallInterceptor:
@@ -386,7 +372,7 @@ class _LazySession:
             async with self._client.session(name) as session:
                 if ready.done():  # expired (or the block exited) while connecting
                     return
-                _prime_output_schemas(session, self._definitions)
+                prime_output_schemas(session, self._definitions)
                 ready.set_result(session)
                 await self._scope.stop.wait()
         except BaseException as exc:

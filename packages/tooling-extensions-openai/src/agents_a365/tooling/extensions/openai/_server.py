@@ -33,20 +33,11 @@ from mcp.types import (
     ReadResourceResult,
 )
 
-from agents_a365.tooling import McpServerConnectionError, ToolDefinitionCache
+from agents_a365.tooling import McpServerConnectionError, ToolDefinitionCache, prime_output_schemas
 
 __all__ = ["A365MCPServer"]
 
 logger = logging.getLogger(__name__)
-
-
-def _prime_output_schemas(session: Any, tools: tuple[MCPTool, ...]) -> None:
-    # mcp's ClientSession lists the tools again before its first call of a tool whose output
-    # schema it has not seen; it would see exactly these definitions, so hand them over.
-    schemas = getattr(session, "_tool_output_schemas", None)
-    if isinstance(schemas, dict):
-        for tool in tools:
-            schemas.setdefault(tool.name, tool.outputSchema)
 
 
 class A365MCPServer(MCPServerStreamableHttp):
@@ -144,7 +135,7 @@ class A365MCPServer(MCPServerStreamableHttp):
                     ready.set_exception(exc)
             return
         if self._cached is not None and self.session is not None:
-            _prime_output_schemas(self.session, self._cached)
+            prime_output_schemas(self.session, self._cached)
         ready.set_result(None)
         try:
             await self._release.wait()
