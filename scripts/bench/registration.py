@@ -207,7 +207,14 @@ async def main() -> None:
         ("1", "openai cold add+list: 8 servers / 1 server", ratio("oa_cold_8", "oa_cold_1"), 1.3),
         ("1", "langchain cold / microsoft add+list @8", ratio("lc_cold_8", "ms_8"), 0.25),
         ("1", "openai cold add+list / microsoft add+list @8", ratio("oa_cold_8", "ms_8"), 0.25),
-        ("1", "openai cold add / microsoft add @8", ratio("oa_cold_add_8", "ms_add_8"), 0.25),
+        # Unequal work: our add also lists every server's tools (concurrently); Microsoft's add does
+        # not, its tools are listed by the runner afterwards. The add+list row above compares like with like.
+        (
+            "1",
+            "openai cold add (lists too) / microsoft add (no list) @8",
+            ratio("oa_cold_add_8", "ms_add_8"),
+            None,
+        ),
         ("1", "langchain cold / plain get_tools() @8", ratio("lc_cold_8", "plain_8"), None),
         ("1", "plain get_tools(): 8 servers / 1 server", ratio("plain_8", "plain_1"), None),
         ("1", "microsoft add+list: 8 servers / 1 server", ratio("ms_8", "ms_1"), None),
