@@ -229,35 +229,23 @@ async def load_tools_per_call(
     results: dict[str, asyncio.Future[list[BaseTool]]] = {}
     tasks: list[asyncio.Task[list[BaseTool]]] = []
 
+    def per_call_tools(server: MCPServerConfig, definitions: Sequence[McpTool]) -> list[BaseTool]:
+        connection = client.connections[server.mcp_server_name]
+        return _to_langchain(
+            definitions, server, cache, session=None, connection=connection, callbacks=client.callbacks
+        )
+
     async def list_server(server: MCPServerConfig) -> list[BaseTool]:
-        name = server.mcp_server_name
-        async with client.session(name) as session:
+        async with client.session(server.mcp_server_name) as session:
             definitions = await _list_definitions(session)
         cache.put(server.url, server.headers, definitions)
-        return _to_langchain(
-            definitions,
-            server,
-            cache,
-            session=None,
-            connection=client.connections[name],
-            callbacks=client.callbacks,
-        )
+        return per_call_tools(server, definitions)
 
     for server in servers:
         name = server.mcp_server_name
         cached = cache.get(server.url, server.headers)
         if cached is not None:
-            results[name] = _done(
-                loop,
-                _to_langchain(
-                    cached,
-                    server,
-                    cache,
-                    session=None,
-                    connection=client.connections[name],
-                    callbacks=client.callbacks,
-                ),
-            )
+            results[name] = _done(loop, per_call_tools(server, cached))
             continue
         task = asyncio.create_task(list_server(server), name=f"a365-mcp-list-{name}")
         results[name] = task

@@ -59,6 +59,7 @@ class A365MCPServer(MCPServerStreamableHttp):
         self._lazy = False
         self._abandoned = False
         self._cached: tuple[MCPTool, ...] | None = None
+        self._published: list[MCPTool] | None = None  # the list last put in the cache
 
     # -- what identifies this server's cache entry --------------------------------------------
     @property
@@ -81,7 +82,7 @@ class A365MCPServer(MCPServerStreamableHttp):
             if cached is not None:
                 self._cached = cached
                 # Seed the SDK's list cache: list_tools() and the required-argument check read it.
-                self._tools_list = list(cached)
+                self._tools_list = self._published = list(cached)  # from the cache: not put back
                 self._cache_dirty = False
                 self._lazy = True
                 logger.debug("MCP server %r registered from cached tool definitions", self.name)
@@ -176,8 +177,17 @@ class A365MCPServer(MCPServerStreamableHttp):
             # Copies, as the SDK returns: callers must not be able to change the cache.
             return [tool.model_copy(deep=True) for tool in tools]
         tools_list = await super().list_tools(run_context, agent)
-        if self._tool_cache is not None and self._tools_list and not self._cache_dirty:
-            self._tool_cache.put(self._url, self._headers, self._tools_list)
+        fetched = self._tools_list
+        # Only a list newly fetched from the server goes into the cache (the runner lists on every
+        # model turn, mostly from the SDK's own cache).
+        if (
+            self._tool_cache is not None
+            and fetched
+            and not self._cache_dirty
+            and fetched is not self._published
+        ):
+            self._tool_cache.put(self._url, self._headers, fetched)
+            self._published = fetched
         return tools_list
 
     async def call_tool(
