@@ -184,3 +184,21 @@ async def test_runner_uses_a_warm_agent_end_to_end(
     # Only the server whose tool ran was connected, and tools/list never went out.
     assert {r.server for r in emulator.requests_for("mcp")[mark:]} == {"mail"}
     assert "tools/list" not in _mcp_methods(emulator, mark)
+
+
+async def test_using_cached_definitions_does_not_extend_their_ttl(
+    emulator: Emulator, authorization: EmulatorAuthorization, turn: TurnContext
+) -> None:
+    config = tooling_configuration(emulator, tool_cache_ttl=0.6)
+    async with McpToolRegistrationService(configuration=config) as service:
+        async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn):
+            pass  # listed (and cached) now
+        await asyncio.sleep(0.35)
+        async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn) as agent:
+            mail = _server(agent, "mail")
+            await mail.call_tool("list_emails", {})  # connects lazily
+            await mail.list_tools()  # answered from the seeded definitions, not re-cached
+        await asyncio.sleep(0.35)  # past the TTL of the first listing
+        mark = len(emulator.requests_for("mcp"))
+        async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn):
+            assert _mcp_methods(emulator, mark).count("tools/list") == 2
