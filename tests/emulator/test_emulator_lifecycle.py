@@ -73,3 +73,18 @@ async def test_cannot_start_twice() -> None:
     async with Emulator() as emu:
         with pytest.raises(RuntimeError, match="already running"):
             await emu.start()
+
+
+async def test_stop_lets_a_request_in_flight_finish() -> None:
+    # Stopping is prompt (no polling tick) but still graceful: a request being answered gets its answer.
+    from agents_a365.emulator import Fault
+
+    emu = await Emulator().start()
+    emu.faults.set("gateway", Fault(latency_ms=300, status=503))
+    async with httpx.AsyncClient() as client:
+        request = asyncio.create_task(client.get(emu.gateway_url()))
+        while not emu.requests_for("gateway"):
+            await asyncio.sleep(0.005)
+        await emu.stop()
+        assert request.done()
+        assert (await request).status_code == 503

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import socket
-from collections.abc import Generator, Mapping
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
@@ -16,6 +16,7 @@ from starlette.types import Receive, Scope
 from agents_a365.emulator._app import build_app
 from agents_a365.emulator._context import EmulatorContext
 from agents_a365.emulator._routes import RTP_PATH
+from agents_a365.emulator._uvicorn import InProcessServer
 from agents_a365.emulator.authorization import EmulatorAuthorization, ExchangeFailure
 from agents_a365.emulator.config import EmulatorConfig
 from agents_a365.emulator.constants import PLATFORM_AUDIENCE
@@ -29,14 +30,6 @@ __all__ = ["Emulator"]
 logger = logging.getLogger("agents_a365.emulator")
 
 _STARTUP_TIMEOUT = 10.0
-
-
-class _InProcessServer(uvicorn.Server):
-    """A uvicorn server that leaves the process's signal handlers alone."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Generator[None, None, None]:
-        yield
 
 
 class Emulator:
@@ -57,7 +50,7 @@ class Emulator:
             s.name: EmulatedServer.create(s) for s in self.config.servers
         }
         self._install_config_faults()
-        self._server: _InProcessServer | None = None
+        self._server: InProcessServer | None = None
         self._task: asyncio.Task[None] | None = None
         self._base_url: str | None = None
         self._listener: socket.socket | None = None
@@ -90,7 +83,7 @@ class Emulator:
             timeout_keep_alive=5,
         )
         listener = _bind(self.host, self.port)
-        server = _InProcessServer(uv_config)
+        server = InProcessServer(uv_config)
         self._server = server
         self._listener = listener
         self._task = asyncio.create_task(
@@ -126,7 +119,7 @@ class Emulator:
             if listener is not None:
                 listener.close()
             return
-        server.should_exit = True
+        server.request_exit()
         try:
             await asyncio.wait_for(asyncio.shield(task), timeout=self.config.shutdown_timeout + 5)
         except TimeoutError:
