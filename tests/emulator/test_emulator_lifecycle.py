@@ -83,7 +83,7 @@ async def test_stop_lets_a_request_in_flight_finish() -> None:
     emu.faults.set("gateway", Fault(latency_ms=300, status=503))
     async with httpx.AsyncClient() as client:
         request = asyncio.create_task(client.get(emu.gateway_url()))
-        while not emu.requests_for("gateway"):
+        while not emu.requests_for("gateway"):  # noqa: ASYNC110 - recording offers no event to wait on
             await asyncio.sleep(0.005)
         await emu.stop()
         assert request.done()

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import re
 import signal
 import sys
 from collections.abc import Sequence
@@ -34,10 +35,35 @@ def _banner(emu: Emulator) -> str:
         lines.append(f"  mcp server {name} ({server.kind}): {emu.server_url(name)}  audience: {audience}")
     lines.append(f"  threat protection: {emu.rtp_url}")
     lines.append(f"  inspect: {emu.base_url}/_emulator/requests")
-    lines.append("Platform token (valid 24h):")
-    lines.append(emu.platform_token(expires_in=24 * 3600))
+    lines.append("")
+    lines.extend(dev_environment(emu))
+    lines.append("")
     lines.append("Press Ctrl-C to stop.")
     return "\n".join(lines)
+
+
+def dev_token_variable(server_name: str) -> str:
+    """The variable the SDK's manifest path reads a server's own token from (``BEARER_TOKEN_<NAME>``)."""
+    return "BEARER_TOKEN_" + re.sub(r"[^A-Z0-9]", "_", server_name.upper())
+
+
+def dev_environment(emu: Emulator, *, valid_for: int = 24 * 3600) -> list[str]:
+    """Shell lines that point an agent's ``ToolingManifest.json`` path at this emulator.
+
+    ``BEARER_TOKEN`` carries the platform audience (V1 servers share it); each server with its own audience
+    (V2, e.g. ``calendar``) gets ``BEARER_TOKEN_<NAME>``, without which it would answer 401.
+    """
+    lines = [
+        f"# Development settings for the ToolingManifest.json path (tokens valid {valid_for // 3600} h):",
+        f"export MCP_PLATFORM_ENDPOINT={emu.base_url}",
+        "export A365_ALLOW_INSECURE_HTTP=true",
+        f"export BEARER_TOKEN={emu.platform_token(expires_in=valid_for)}",
+    ]
+    for name, server in emu.servers.items():
+        if server.config.audience:
+            lines.append(f"# {name}: audience {server.config.audience}")
+            lines.append(f"export {dev_token_variable(name)}={emu.server_token(name, expires_in=valid_for)}")
+    return lines
 
 
 async def _serve(config: EmulatorConfig, host: str, port: int) -> None:
