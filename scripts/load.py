@@ -42,7 +42,7 @@ from agents_a365.tooling.extensions.langchain import ORCHESTRATOR_NAME, McpToolR
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from support.turns import make_turn_context
 
-AUTH_HANDLER = "agentic"
+AUTH_HANDLER = "AGENTIC"
 MEMORY_GROWTH_LIMIT = 0.10
 
 

@@ -117,7 +117,7 @@ async def _register(service: Any, auth: Any, agent_id: str, user: str) -> dict[s
     template = Agent(name="bench", instructions="bench", model="gpt-4o")
     gc.collect()  # as on our side: no full collection inside the measurement
     t0 = time.perf_counter()
-    agent = await service.add_tool_servers_to_agent(template, auth, "agentic", turn)
+    agent = await service.add_tool_servers_to_agent(template, auth, "AGENTIC", turn)
     t1 = time.perf_counter()
     # What Runner.run does before the first model call (servers listed one by one); server-prefixed
     # names because every notes server has the same tools (Microsoft's clone drops mcp_config).

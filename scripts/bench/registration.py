@@ -66,7 +66,7 @@ async def lc_register(service: LangChainService, auth: Any, n: int, user: str) -
     gc.collect()  # a full collection must not land inside one side's measurement
     t0 = time.perf_counter()
     agent = await service.add_tool_servers_to_agent(
-        auth, "agentic", turn, agent_options={"model": model, "tools": []}
+        auth, "AGENTIC", turn, agent_options={"model": model, "tools": []}
     )
     elapsed = time.perf_counter() - t0
     tools = agent.nodes["tools"].bound.tools_by_name if "tools" in agent.nodes else {}
@@ -78,7 +78,7 @@ async def oa_register(service: OpenAIService, auth: Any, n: int, user: str) -> t
     turn = make_turn(agent_id_for(n), user)
     gc.collect()  # a full collection must not land inside one side's measurement
     t0 = time.perf_counter()
-    agent = await service.add_tool_servers_to_agent(template, auth, "agentic", turn)
+    agent = await service.add_tool_servers_to_agent(template, auth, "AGENTIC", turn)
     t1 = time.perf_counter()
     # What Runner.run does before the first model call (servers listed one by one); server-prefixed
     # names because every notes server has the same tools (Microsoft's clone drops mcp_config).

@@ -48,7 +48,7 @@ async def measure(emu: Any, service: McpToolRegistrationService, calls: int, lab
     turn = make_turn(agent_id_for(1), "user-1")
     token = emu.issuer.mint(PLATFORM_AUDIENCE, app_id="bench", user_id="user-1")
     url = f"{emu.base_url}/agents/servers/notes_1/"
-    per_call = {t.name: t for t in await service.get_mcp_tools(auth, "agentic", turn)}["list_notes"]
+    per_call = {t.name: t for t in await service.get_mcp_tools(auth, "AGENTIC", turn)}["list_notes"]
     default = {
         t.name: t
         for t in await MultiServerMCPClient(
@@ -65,7 +65,7 @@ async def measure(emu: Any, service: McpToolRegistrationService, calls: int, lab
         httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
         streamable_http_client(url, http_client=http) as (read, write, _),
         ClientSession(read, write) as session,
-        service.mcp_tools(auth, "agentic", turn) as toolset,
+        service.mcp_tools(auth, "AGENTIC", turn) as toolset,
     ):
         await session.initialize()
         ours = {t.name: t for t in toolset.tools()}["list_notes"]
