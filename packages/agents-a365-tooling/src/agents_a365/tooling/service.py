@@ -84,6 +84,7 @@ class McpToolServerConfigurationService:
         self.configuration = configuration or ToolingConfiguration()
         self._client = http_client
         self._owns_client = http_client is None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
         self._rtp_semaphore: asyncio.Semaphore | None = None
         self._tokens: AsyncTTLCache[str] = AsyncTTLCache()
         self._discovery: AsyncTTLCache[tuple[ToolingManifestEntry, ...]] = AsyncTTLCache()
@@ -93,7 +94,15 @@ class McpToolServerConfigurationService:
     # -- lifecycle -------------------------------------------------------------------------
     @property
     def http_client(self) -> httpx.AsyncClient:
+        loop = _running_loop()
+        if self._client is not None and self._owns_client and loop is not self._client_loop:
+            # Used from another event loop (a second asyncio.run): the old client's connections
+            # belong to the old loop and cannot be used or closed from this one. Start afresh.
+            logger.debug("HTTP client created on another event loop: replacing it")
+            self._client = None
+            self._rtp_semaphore = None
         if self._client is None:
+            self._client_loop = loop
             cfg = self.configuration
             self._client = httpx.AsyncClient(
                 timeout=httpx.Timeout(cfg.request_timeout),
@@ -106,7 +115,9 @@ class McpToolServerConfigurationService:
         return self._client
 
     async def aclose(self) -> None:
-        if self._client is not None and self._owns_client:
+        # A client of another (maybe closed) event loop is dropped, not closed: closing it from
+        # here would raise "Event loop is closed"; its loop's end closed its sockets already.
+        if self._client is not None and self._owns_client and self._client_loop is _running_loop():
             await self._client.aclose()
         self._client = None
 
@@ -409,6 +420,13 @@ class McpToolServerConfigurationService:
         return await send_chat_history_request(
             self.http_client, url, body, headers, settings, self._rtp_slots()
         )
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _serialize(request: ChatMessageRequest) -> bytes:
