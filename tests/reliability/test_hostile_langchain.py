@@ -7,9 +7,11 @@ The stores are real LangChain/LangGraph objects (a compiled ``StateGraph`` with 
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import pytest
+from hostile_mcp import HostileMcp
 from hostile_server import HostileServer, behaviours
 from langchain_core.chat_history import InMemoryChatMessageHistory
 from langchain_core.messages import BaseMessage
@@ -83,3 +85,34 @@ async def test_two_different_servers_under_one_name_are_a_clear_error(turn: Turn
             with pytest.raises(ToolServerDiscoveryError, match="two different MCP servers are named 'mail'"):
                 async with asyncio.timeout(SAFETY):
                     await svc.get_mcp_tools(None, None, turn, auth_token=TOKEN)
+
+
+async def test_a_server_echoing_the_token_gets_it_into_no_tool_error_and_no_log_record(
+    turn: TurnContext, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    raised: list[BaseException] = []
+    outputs: list[str] = []
+    async with HostileServer() as server:
+        server.route("/mcp", HostileMcp(echo_headers_on_call=True))
+        server.route(
+            "/mcpServers",
+            behaviours.respond(200, {"mcpServers": [{"mcpServerName": "echo", "url": f"{server.base_url}/mcp"}]}),
+        )
+        cfg = ToolingConfiguration(
+            mcp_platform_endpoint=server.base_url, use_tooling_manifest=False, request_timeout=2
+        )
+        async with LangChainService(configuration=cfg) as svc:
+            async with asyncio.timeout(SAFETY):
+                async with svc.mcp_tools(None, None, turn, auth_token=TOKEN) as toolset:
+                    for tool in toolset.tools():
+                        try:
+                            outputs.append(str(await tool.ainvoke({})))
+                        except Exception as exc:
+                            raised.append(exc)
+    assert raised or outputs
+    payload = TOKEN.split(".")[1]  # make_jwt's signature is a constant: look for the payload
+    texts = [r.getMessage() for r in caplog.records] + [caplog.text, *outputs]
+    texts += [f"{e!s} {e!r} {e.__cause__!r} {e.__context__!r}" for e in raised]
+    leaks = [t[:200] for t in texts if payload in t]
+    assert not leaks, leaks

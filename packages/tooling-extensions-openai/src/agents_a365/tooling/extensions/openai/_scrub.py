@@ -26,16 +26,16 @@ def scrub(text: object) -> str:
 def scrubbed(exc: Exception) -> Exception:
     """``exc`` itself when its text holds no token; otherwise an equivalent error without it
     (and without the original as cause: its text, and the server's answer, stay behind)."""
-    text = str(exc)
-    clean = scrub(text)
-    if clean == text and not isinstance(exc, McpError):
-        return exc
     if isinstance(exc, McpError):
         data = exc.error
         message = scrub(data.message)
-        if message == data.message and clean == text:
+        if message == data.message and scrub(data.data) == str(data.data) and scrub(exc) == str(exc):
             return exc
-        return McpError(ErrorData(code=data.code, message=message))  # data (the server's extra) dropped
+        return McpError(ErrorData(code=data.code, message=message))  # the server's extra data dropped
+    text = str(exc)
+    clean = scrub(text)
+    if clean == text:
+        return exc
     try:
         return type(exc)(clean)
     except Exception:  # a constructor that wants more than a message
