@@ -37,7 +37,7 @@ def _head(status: int, headers: dict[str, str] | None = None, length: int | None
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
-class behaviours:  # noqa: N801 - a namespace of factories
+class behaviours:
     """Factories of route behaviours."""
 
     @staticmethod
@@ -112,6 +112,13 @@ class HostileServer:
     requests: list[Request] = field(default_factory=list)
     _server: asyncio.Server | None = None
     _handlers: set[asyncio.Task[None]] = field(default_factory=set)
+    _arrived: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def wait_for_requests(self, count: int = 1) -> None:
+        """Until ``count`` requests have arrived (the test's own timeout bounds it)."""
+        while len(self.requests) < count:
+            self._arrived.clear()
+            await self._arrived.wait()
 
     @property
     def base_url(self) -> str:
@@ -147,6 +154,7 @@ class HostileServer:
                 if request is None:
                     return
                 self.requests.append(request)
+                self._arrived.set()
                 behaviour = next(
                     (b for suffix, b in self.routes.items() if request.path.endswith(suffix)), self.default
                 )

@@ -129,7 +129,16 @@ async def test_rtp_answer_larger_than_its_cap_is_a_failed_result() -> None:
     assert "larger than 8192 bytes" in str(result.errors[0])
 
 
-RETRY_AFTER = ["²", "¹", "garbage", "9" * 400, "-5", "1e309", "Sun, 99 Foo 99999 99:99:99 GMT", "Wed, 21 Oct 2015"]
+RETRY_AFTER = [
+    "²",
+    "¹",
+    "garbage",
+    "9" * 400,
+    "-5",
+    "1e309",
+    "Sun, 99 Foo 99999 99:99:99 GMT",
+    "Wed, 21 Oct 2015",
+]
 
 
 @pytest.mark.parametrize("value", RETRY_AFTER)
@@ -162,11 +171,15 @@ async def test_slow_but_healthy_endpoint_loses_no_queued_record() -> None:
     # wait ~0.9 s for a slot, which must not be charged to their wire deadline.
     async with HostileServer() as server:
         server.route(RTP, behaviours.respond(200, {}, delay=0.3))
-        cfg = _config(server, chat_history_timeout=0.5, chat_history_concurrency=2, chat_history_max_attempts=1)
+        cfg = _config(
+            server, chat_history_timeout=0.5, chat_history_concurrency=2, chat_history_max_attempts=1
+        )
         async with McpToolServerConfigurationService(cfg) as svc:
             results = await asyncio.gather(*(_send(svc, _turn(activity_id=f"a{i}")) for i in range(8)))
     assert [r.succeeded for r in results] == [True] * 8
-    assert sorted(json.loads(r.body)["messageId"] for r in server.requests) == sorted(f"a{i}" for i in range(8))
+    assert sorted(json.loads(r.body)["messageId"] for r in server.requests) == sorted(
+        f"a{i}" for i in range(8)
+    )
 
 
 async def test_errors_say_whether_a_send_queued_too_long_or_was_not_answered() -> None:
@@ -181,8 +194,7 @@ async def test_errors_say_whether_a_send_queued_too_long_or_was_not_answered() -
         )
         async with McpToolServerConfigurationService(cfg) as svc:
             first = asyncio.create_task(_send(svc, _turn(activity_id="a1")))
-            while not server.requests:  # the first send holds the only slot
-                await asyncio.sleep(0.01)
+            await server.wait_for_requests()
             second = await _send(svc, _turn(activity_id="a2"))
             first_result = await first
     errors = [x for r in (first_result, second) for x in r.errors]
@@ -195,7 +207,9 @@ async def test_errors_say_whether_a_send_queued_too_long_or_was_not_answered() -
 # -- header values ----------------------------------------------------------------------------------
 
 
-async def test_non_ascii_sub_channel_and_blueprint_are_sent_percent_encoded_without_losing_the_record() -> None:
+async def test_non_ascii_sub_channel_and_blueprint_are_sent_percent_encoded_without_losing_the_record() -> (
+    None
+):
     turn = _turn(channel_id="msteams:é-mail", blueprint_id="bleu-ü")
     async with HostileServer() as server:
         server.route(RTP, behaviours.respond(200, {}))

@@ -62,7 +62,9 @@ async def test_level_1_graph_state_that_never_answers_is_a_failed_result_in_time
     assert isinstance(result.errors[0].exception, TimeoutError)
 
 
-async def test_level_3_message_history_that_never_answers_is_a_failed_result_in_time(turn: TurnContext) -> None:
+async def test_level_3_message_history_that_never_answers_is_a_failed_result_in_time(
+    turn: TurnContext,
+) -> None:
     cfg = ToolingConfiguration(chat_history_timeout=0.3, use_tooling_manifest=False)
     async with LangChainService(configuration=cfg) as svc:
         async with asyncio.timeout(SAFETY):
@@ -97,7 +99,9 @@ async def test_a_server_echoing_the_token_gets_it_into_no_tool_error_and_no_log_
         server.route("/mcp", HostileMcp(echo_headers_on_call=True))
         server.route(
             "/mcpServers",
-            behaviours.respond(200, {"mcpServers": [{"mcpServerName": "echo", "url": f"{server.base_url}/mcp"}]}),
+            behaviours.respond(
+                200, {"mcpServers": [{"mcpServerName": "echo", "url": f"{server.base_url}/mcp"}]}
+            ),
         )
         cfg = ToolingConfiguration(
             mcp_platform_endpoint=server.base_url, use_tooling_manifest=False, request_timeout=2

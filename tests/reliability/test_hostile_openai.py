@@ -14,14 +14,15 @@ import warnings
 from typing import Any
 
 import pytest
-from agents import Agent, RunContextWrapper
+from agents import Agent, FunctionTool, RunContextWrapper
+from agents.tool_context import ToolContext
 from hostile_mcp import HostileMcp
 from hostile_server import HostileServer, behaviours
 from microsoft_agents.hosting.core import TurnContext
 from rel_support import AUTH_HANDLER, Guard, config
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator, Fault
-from agents_a365.tooling import McpServerConnectionError, ToolingConfiguration, ToolServerDiscoveryError
+from agents_a365.tooling import ToolingConfiguration, ToolServerDiscoveryError
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService as OpenAIService
 from support.jwt import make_jwt
 from support.turns import make_turn_context
@@ -48,7 +49,7 @@ def _gateway(server: HostileServer, *entries: dict[str, str]) -> None:
 
 async def _wait_for(predicate: Any) -> None:
     async with asyncio.timeout(SAFETY):
-        while not predicate():
+        while not predicate():  # noqa: ASYNC110 - the emulator's recordings have no event to wait on
             await asyncio.sleep(0.005)
 
 
@@ -66,7 +67,7 @@ async def test_endless_next_cursor_does_not_keep_registration_or_the_first_model
             async with asyncio.timeout(SAFETY):
                 async with svc.connected_agent(Agent(name="a"), None, None, turn, auth_token=TOKEN) as agent:
                     # The Agents SDK's own listing before the first model call.
-                    with pytest.raises(Exception, match="max_list_pages|did not list its tools within"):
+                    with pytest.raises(Exception, match=r"max_list_pages|did not list its tools within"):
                         await agent.get_mcp_tools(RunContextWrapper(context=None))
     assert mcp.methods.count("tools/list") >= 2  # it did page; the bound, not the server, ended it
 
@@ -101,7 +102,9 @@ async def test_cancelling_connected_agent_while_tools_are_listed_leaves_nothing_
     await guard.assert_clean()
 
 
-async def test_service_aclose_closes_servers_a_turn_left_open(emu: Emulator, guard: Guard, turn: TurnContext) -> None:
+async def test_service_aclose_closes_servers_a_turn_left_open(
+    emu: Emulator, guard: Guard, turn: TurnContext
+) -> None:
     async with OpenAIService(configuration=config(emu)) as svc:
         agent = await svc.add_tool_servers_to_agent(Agent(name="a"), emu.authorization(), AUTH_HANDLER, turn)
         assert agent.mcp_servers
@@ -124,7 +127,8 @@ async def test_cancelling_during_a_held_initialize_takes_effect_before_it_is_rel
             await task
         held = [r for r in emu.requests_for("mcp") if r.jsonrpc_method == "initialize"]
         # Done while the emulator still holds every initialize: the cancellation did not wait for it.
-        assert held and all(r.held_together is None for r in held)
+        assert held
+        assert all(r.held_together is None for r in held)
         await _wait_for(lambda: all(r.held_together is not None for r in held))  # the server side ends
     await guard.assert_clean()
 
@@ -141,7 +145,9 @@ class _ServerThread:
         self._loop = asyncio.new_event_loop()
         self._stop: asyncio.Event | None = None
         self.base_url = ""
-        self._thread = threading.Thread(target=self._loop.run_until_complete, args=(self._run(),), daemon=True)
+        self._thread = threading.Thread(
+            target=self._loop.run_until_complete, args=(self._run(),), daemon=True
+        )
 
     async def _run(self) -> None:
         self._stop = asyncio.Event()
@@ -166,7 +172,10 @@ class _ServerThread:
 def test_a_service_used_from_a_second_event_loop_works_and_aclose_never_says_loop_closed() -> None:
     with _ServerThread({"mcpServerName": "mail", "url": "http://127.0.0.1:1/mcp"}) as server:
         cfg = ToolingConfiguration(
-            mcp_platform_endpoint=server.base_url, use_tooling_manifest=False, request_timeout=2, tool_cache_ttl=0
+            mcp_platform_endpoint=server.base_url,
+            use_tooling_manifest=False,
+            request_timeout=2,
+            tool_cache_ttl=0,
         )
         svc = OpenAIService(configuration=cfg)
 
@@ -200,32 +209,31 @@ async def test_a_server_echoing_the_token_gets_it_into_no_error_and_no_log_recor
     turn: TurnContext, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    mcp = HostileMcp(echo_headers_on_call=True)
     raised: list[BaseException] = []
     async with HostileServer() as server:
-        server.route("/mcp", mcp)
+        server.route("/mcp", HostileMcp(echo_headers_on_call=True))
         _gateway(server, {"mcpServerName": "echo", "url": f"{server.base_url}/mcp"})
-        async with OpenAIService(configuration=_hostile_config(server, request_timeout=2)) as svc:
-            async with svc.connected_agent(Agent(name="a"), None, None, turn, auth_token=TOKEN) as agent:
-                server_ = agent.mcp_servers[0]
-                try:
-                    await server_.call_tool("echo", {})
-                except Exception as exc:
-                    raised.append(exc)
-                # What the Runner does with a tool call: the SDK's invoke path logs the failure.
-                tools = await agent.get_mcp_tools(RunContextWrapper(context=None))
-                from agents.tool_context import ToolContext
-
-                ctx = ToolContext(context=None, tool_name="echo", tool_call_id="c1", tool_arguments="{}")
-                try:
-                    await tools[0].on_invoke_tool(ctx, "{}")  # type: ignore[attr-defined]
-                except Exception as exc:
-                    raised.append(exc)
-    assert "you sent" in " ".join(str(e) for e in raised) or any("echo" in r.getMessage() for r in caplog.records)
-    signature = TOKEN.split(".")[1]  # the payload: the signature of make_jwt is a constant
+        async with (
+            OpenAIService(configuration=_hostile_config(server, request_timeout=2)) as svc,
+            svc.connected_agent(Agent(name="a"), None, None, turn, auth_token=TOKEN) as agent,
+        ):
+            try:
+                await agent.mcp_servers[0].call_tool("echo", {})
+            except Exception as exc:
+                raised.append(exc)
+            # What the Runner does with the model's tool call: the SDK's invoke path, which logs.
+            tool = (await agent.get_mcp_tools(RunContextWrapper(context=None)))[0]
+            assert isinstance(tool, FunctionTool)
+            ctx = ToolContext(context=None, tool_name="echo", tool_call_id="c1", tool_arguments="{}")
+            try:
+                raised.append(RuntimeError(str(await tool.on_invoke_tool(ctx, "{}"))))  # the model's view
+            except Exception as exc:
+                raised.append(exc)
+    assert any("denied, you sent" in str(e) for e in raised)  # the server's text does get through
+    payload = TOKEN.split(".")[1]  # make_jwt's signature is a constant: look for the payload
     texts = [r.getMessage() for r in caplog.records] + [caplog.text]
     texts += [f"{e!s} {e!r} {e.__cause__!r} {e.__context__!r}" for e in raised]
-    leaks = [t[:200] for t in texts if signature in t]
+    leaks = [t[:200] for t in texts if payload in t]
     assert not leaks, leaks
 
 
@@ -242,6 +250,3 @@ async def test_two_different_servers_under_one_name_are_a_clear_error(turn: Turn
         async with OpenAIService(configuration=_hostile_config(server)) as svc:
             with pytest.raises(ToolServerDiscoveryError, match="two different MCP servers are named 'mail'"):
                 await svc.add_tool_servers_to_agent(Agent(name="a"), None, None, turn, auth_token=TOKEN)
-
-
-_ = McpServerConnectionError

@@ -30,7 +30,9 @@ class HeldAuthorization:
         self.scopes: list[str] = []
         self.cancelled = 0
 
-    async def exchange_token(self, context: Any, scopes: list[str] | None = None, auth_handler_id: Any = None) -> Any:
+    async def exchange_token(
+        self, context: Any, scopes: list[str] | None = None, auth_handler_id: Any = None
+    ) -> Any:
         self.scopes.extend(scopes or [])
         self.started.set()
         try:
@@ -87,7 +89,9 @@ async def test_cancelling_the_turn_that_started_a_shared_exchange_does_not_cance
     assert held.cancelled == 0
 
 
-async def test_shared_exchange_is_cancelled_once_nobody_waits_for_it(emulator: Emulator, turn: TurnContext) -> None:
+async def test_shared_exchange_is_cancelled_once_nobody_waits_for_it(
+    emulator: Emulator, turn: TurnContext
+) -> None:
     held = HeldAuthorization(emulator.authorization())
     async with McpToolServerConfigurationService(config(emulator)) as svc:
         turns = [asyncio.create_task(svc.list_tool_servers(turn, held, AUTH_HANDLER)) for _ in range(2)]
@@ -115,8 +119,7 @@ async def test_cancelling_the_turn_that_started_a_shared_gateway_call_does_not_c
         cfg = ToolingConfiguration(mcp_platform_endpoint=server.base_url, use_tooling_manifest=False)
         async with McpToolServerConfigurationService(cfg) as svc:
             starter = asyncio.create_task(svc.list_tool_servers(turn, None, None, auth_token=token))
-            while not server.requests:
-                await asyncio.sleep(0.01)
+            await server.wait_for_requests()
             other = asyncio.create_task(svc.list_tool_servers(turn, None, None, auth_token=token))
             await asyncio.sleep(0)
             starter.cancel()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 import uuid
-from urllib.parse import quote
 from typing import Any
+from urllib.parse import quote
 
 from agents_a365.runtime import TurnContextLike, get_agent_id_from_token, get_application_name
 from agents_a365.runtime import get_user_agent_header as _user_agent
