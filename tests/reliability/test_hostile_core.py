@@ -39,8 +39,10 @@ def _config(server: HostileServer, **overrides: Any) -> ToolingConfiguration:
     values: dict[str, Any] = {
         "mcp_platform_endpoint": server.base_url,
         "use_tooling_manifest": False,
-        "request_timeout": TIMEOUT,
-        "chat_history_timeout": TIMEOUT,
+        # Generous by default (a loaded machine must not turn "malformed" into "timed out"); the
+        # tests of the deadlines themselves set short ones.
+        "request_timeout": SAFETY / 2,
+        "chat_history_timeout": SAFETY / 2,
     }
     values.update(overrides)
     return ToolingConfiguration(**values)
@@ -65,7 +67,7 @@ async def test_gateway_trickling_its_answer_byte_by_byte_is_cut_at_the_total_dea
     # ~120 bytes at 0.1 s each: every read gets a byte well within any per-read timeout.
     async with HostileServer() as server:
         server.route(GATEWAY, behaviours.trickle(200, b"[]", interval=0.1))
-        error = await _discover(server)
+        error = await _discover(server, request_timeout=TIMEOUT)
     assert f"did not answer within {TIMEOUT} s" in str(error)
 
 
@@ -145,7 +147,8 @@ RETRY_AFTER = [
 async def test_any_retry_after_text_ends_in_an_operation_result(value: str) -> None:
     async with HostileServer() as server:
         server.route(RTP, behaviours.respond(503, {"error": "busy"}, {"Retry-After": value}))
-        async with McpToolServerConfigurationService(_config(server, chat_history_max_attempts=2)) as svc:
+        cfg = _config(server, chat_history_max_attempts=2)
+        async with McpToolServerConfigurationService(cfg) as svc:
             result = await _send(svc)
     assert not result.succeeded
     assert "answered HTTP 503" in str(result.errors[0])
@@ -159,7 +162,8 @@ async def test_every_attempt_carries_the_same_message_id() -> None:
 
     async with HostileServer() as server:
         server.route(RTP, first_503_then_200)
-        async with McpToolServerConfigurationService(_config(server, chat_history_max_attempts=3)) as svc:
+        cfg = _config(server, chat_history_max_attempts=3)
+        async with McpToolServerConfigurationService(cfg) as svc:
             result = await _send(svc)
     assert result.succeeded
     ids = [json.loads(r.body)["messageId"] for r in server.requests]
