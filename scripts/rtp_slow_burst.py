@@ -35,7 +35,9 @@ async def run(sends: int, latency: float) -> int:
         emu.faults.set("rtp", Fault(latency_ms=latency * 1000))
         cfg = ToolingConfiguration(mcp_platform_endpoint=emu.base_url, use_tooling_manifest=False)
         async with McpToolServerConfigurationService(cfg) as svc:
-            turns = [make_turn_context(activity_id=f"burst-{i}", conversation_id=f"c-{i}") for i in range(sends)]
+            turns = [
+                make_turn_context(activity_id=f"burst-{i}", conversation_id=f"c-{i}") for i in range(sends)
+            ]
             started = time.perf_counter()
             results = await asyncio.gather(*(svc.send_chat_history(turn, history) for turn in turns))
             wall = time.perf_counter() - started
@@ -57,7 +59,9 @@ async def run(sends: int, latency: float) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sends", type=int, default=1000)
     parser.add_argument("--latency", type=float, default=2.0, help="seconds before the endpoint answers")
     args = parser.parse_args()
