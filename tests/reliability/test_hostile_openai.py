@@ -250,3 +250,27 @@ async def test_two_different_servers_under_one_name_are_a_clear_error(turn: Turn
         async with OpenAIService(configuration=_hostile_config(server)) as svc:
             with pytest.raises(ToolServerDiscoveryError, match="two different MCP servers are named 'mail'"):
                 await svc.add_tool_servers_to_agent(Agent(name="a"), None, None, turn, auth_token=TOKEN)
+
+
+async def test_service_aclose_closes_the_servers_of_a_connected_agent_block_still_open(
+    emu: Emulator, guard: Guard, turn: TurnContext
+) -> None:
+    inside = asyncio.Event()
+
+    async def long_turn(svc: OpenAIService) -> None:
+        async with svc.connected_agent(Agent(name="a"), emu.authorization(), AUTH_HANDLER, turn):
+            inside.set()
+            await asyncio.Event().wait()  # a turn still running when the application shuts down
+
+    svc = OpenAIService(configuration=config(emu))
+    task = asyncio.create_task(long_turn(svc))
+    async with asyncio.timeout(SAFETY):
+        await inside.wait()
+    await svc.aclose()
+    # Closed by aclose(), not by the turn's exit: the turn is still inside its block.
+    assert not task.done()
+    await _wait_for(lambda: not [t for t in guard.leftover_tasks() if t is not task])
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await guard.assert_clean()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Self
 
@@ -60,6 +60,7 @@ class McpServerConnections:
             connect_in_parallel=True,
         )
         self._closed = False
+        self._on_close: list[Callable[[McpServerConnections], object]] = []
         self.skipped: list[McpServerConnectionError] = []
         """Servers left out with ``skip_unreachable=True``, one error each (empty otherwise)."""
 
@@ -71,6 +72,10 @@ class McpServerConnections:
     @property
     def closed(self) -> bool:
         return self._closed
+
+    def on_close(self, callback: Callable[[McpServerConnections], object]) -> None:
+        """Call ``callback(self)`` once these connections are closed (by whoever closes them)."""
+        self._on_close.append(callback)
 
     def _error(self, server: MCPServer, exc: BaseException | None) -> McpServerConnectionError:
         config = self._configs.get(server)
@@ -149,6 +154,8 @@ class McpServerConnections:
         if self._closed:
             return
         self._closed = True
+        for callback in self._on_close:
+            callback(self)
         # Shielded: a cancellation arriving mid-cleanup must not leave sessions or worker tasks behind.
         cleanup = asyncio.ensure_future(self._manager.cleanup_all())
         try:
