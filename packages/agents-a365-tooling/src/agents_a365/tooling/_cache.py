@@ -1,12 +1,14 @@
 """A small async TTL cache with single-flight creation.
 
 Concurrent callers for one key share one creation (one token exchange, one discovery);
-failures are not cached.
+failures are not cached. The creation runs in its own task: cancelling one caller (one turn)
+never cancels it for the others; it is cancelled only when no caller waits for it any more.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
@@ -15,10 +17,20 @@ from typing import Generic, TypeVar
 V = TypeVar("V")
 
 
+class _Flight(Generic[V]):
+    """One shared creation and how many callers await it."""
+
+    __slots__ = ("task", "waiters")
+
+    def __init__(self, task: asyncio.Task[V]) -> None:
+        self.task = task
+        self.waiters = 0
+
+
 class AsyncTTLCache(Generic[V]):
     def __init__(self, max_entries: int = 4096, clock: Callable[[], float] = time.monotonic) -> None:
         self._entries: OrderedDict[Hashable, tuple[V, float]] = OrderedDict()
-        self._pending: dict[Hashable, asyncio.Future[V]] = {}
+        self._pending: dict[Hashable, _Flight[V]] = {}
         self._max_entries = max_entries
         self._clock = clock
 
@@ -46,27 +58,32 @@ class AsyncTTLCache(Generic[V]):
         cached = self.get(key)
         if cached is not None:
             return cached
-        pending = self._pending.get(key)
-        if pending is not None:
-            return await asyncio.shield(pending)
-        future: asyncio.Future[V] = asyncio.get_running_loop().create_future()
-        self._pending[key] = future
+        flight = self._pending.get(key)
+        if flight is None:
+            flight = _Flight(asyncio.get_running_loop().create_task(self._create(key, create)))
+            self._pending[key] = flight
+            flight.task.add_done_callback(functools.partial(self._landed, key, flight))
+        flight.waiters += 1
         try:
-            value, ttl = await create()
-        except BaseException as exc:
-            if not future.done():
-                if isinstance(exc, asyncio.CancelledError):
-                    future.cancel()
-                else:
-                    future.set_exception(exc)
-                    future.exception()  # mark retrieved: no warning when nobody else waits
+            return await asyncio.shield(flight.task)
+        except asyncio.CancelledError:
+            # This caller gave up (its turn was cancelled). Only when nobody else waits is the
+            # shared work cancelled; the others still get its result.
+            flight.waiters -= 1
+            if flight.waiters == 0 and not flight.task.done():
+                flight.task.cancel()
             raise
-        else:
-            self.put(key, value, ttl)
-            future.set_result(value)
-            return value
-        finally:
-            self._pending.pop(key, None)
+
+    async def _create(self, key: Hashable, create: Callable[[], Awaitable[tuple[V, float]]]) -> V:
+        value, ttl = await create()
+        self.put(key, value, ttl)
+        return value
+
+    def _landed(self, key: Hashable, flight: _Flight[V], _task: object) -> None:
+        if self._pending.get(key) is flight:
+            del self._pending[key]
+        if not flight.task.cancelled():
+            flight.task.exception()  # mark retrieved: no warning when every waiter gave up
 
     def clear(self) -> None:
         self._entries.clear()

@@ -38,7 +38,34 @@ def parse_entries(data: Any, *, source: str, endpoint: str | None = None) -> lis
             logger.warning("%s: skipping server entry %d without mcpServerName", source, index)
             continue
         entries.append(entry)
-    return entries
+    return _without_duplicates(entries, source=source, endpoint=endpoint)
+
+
+def _without_duplicates(
+    entries: list[ToolingManifestEntry], *, source: str, endpoint: str | None
+) -> list[ToolingManifestEntry]:
+    """Identical repeats collapse into one; two different servers under one name are an error.
+
+    The name keys a server's tools, token and cache entry in both extensions: keeping either one
+    silently would serve one server's tools under the other's URL.
+    """
+    seen: dict[str, ToolingManifestEntry] = {}
+    unique: list[ToolingManifestEntry] = []
+    for entry in entries:
+        name = entry.name or ""
+        first = seen.get(name)
+        if first is None:
+            seen[name] = entry
+            unique.append(entry)
+        elif first != entry:
+            raise ToolServerDiscoveryError(
+                f"{source}: two different MCP servers are named {name!r} "
+                f"({first.url or 'default URL'} and {entry.url or 'default URL'}); server names must be unique",
+                endpoint=endpoint if endpoint is not None else source,
+            )
+        else:
+            logger.debug("%s: server %r listed twice; using it once", source, name)
+    return unique
 
 
 def read_manifest(path: Path) -> list[ToolingManifestEntry]:

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import random
+import re
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 BASE_DELAY = 0.2
 MAX_DELAY = 4.0
+# A server asking for more than this is asking for longer than any send deadline: clamp.
+MAX_RETRY_AFTER = 3600.0
+# ASCII digits only: str.isdigit() accepts "²" and "¹", which float() rejects.
+_DELTA_SECONDS = re.compile(r"[0-9]{1,12}")
 
 
 def backoff_delay(attempt: int) -> float:
@@ -17,16 +22,20 @@ def backoff_delay(attempt: int) -> float:
 
 
 def parse_retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` value (delta-seconds or HTTP date)."""
+    """Seconds to wait from a ``Retry-After`` value (delta-seconds or HTTP date), clamped to
+    ``[0, MAX_RETRY_AFTER]``; ``None`` for anything unparseable (never raises)."""
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
-        return float(value)
+    if value.isascii() and value.isdigit():
+        if not _DELTA_SECONDS.fullmatch(value):
+            return MAX_RETRY_AFTER  # more than 12 digits: huge
+        return min(float(value), MAX_RETRY_AFTER)
     try:
         when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    except Exception:
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    return min(max(0.0, seconds), MAX_RETRY_AFTER)

@@ -39,11 +39,23 @@ class ToolingConfiguration(RuntimeConfiguration):
     ``tool_cache_ttl``                      ``A365_TOOL_CACHE_TTL``                     300 s (0: off)
     ``max_connections``                     ``A365_MAX_CONNECTIONS``                    100
     ``chat_history_concurrency``            ``A365_CHAT_HISTORY_CONCURRENCY``           32 sends in flight
+    ``chat_history_queue_timeout``          ``A365_CHAT_HISTORY_QUEUE_TIMEOUT``         120 s
+    ``token_exchange_timeout``              ``A365_TOKEN_EXCHANGE_TIMEOUT``             ``request_timeout``
+    ``max_gateway_response_bytes``          ``A365_MAX_GATEWAY_RESPONSE_BYTES``         4 MiB
+    ``max_rtp_response_bytes``              ``A365_MAX_RTP_RESPONSE_BYTES``             8 KiB
     ======================================  ==========================================  ==========
 
     ``use_tooling_manifest`` unset means "use the manifest in a development environment"
     (``PYTHON_ENVIRONMENT``/``ENVIRONMENT``/``ASPNETCORE_ENVIRONMENT``/``DOTNET_ENVIRONMENT``,
     default ``Development``) and the tooling gateway otherwise.
+
+    Every timeout is a total deadline (a peer trickling bytes does not extend it).
+    ``chat_history_timeout`` bounds a send's time on the wire (its attempts and the backoff
+    between them); ``chat_history_queue_timeout`` separately bounds the time a send waits for one
+    of the ``chat_history_concurrency`` slots, so a slow but healthy endpoint does not fail the
+    sends queued behind it. ``token_exchange_timeout`` bounds one ``exchange_token`` call. A
+    response body beyond ``max_gateway_response_bytes`` (discovery) or ``max_rtp_response_bytes``
+    (threat protection) is not read further and the request fails.
     """
 
     mcp_platform_endpoint = Setting("MCP_PLATFORM_ENDPOINT", DEFAULT_PLATFORM_ENDPOINT, _parse_endpoint)
@@ -63,6 +75,12 @@ class ToolingConfiguration(RuntimeConfiguration):
     tool_cache_ttl = Setting("A365_TOOL_CACHE_TTL", 300.0, parse_float)
     max_connections = Setting("A365_MAX_CONNECTIONS", 100, lambda v: int(v.strip()))
     chat_history_concurrency = Setting("A365_CHAT_HISTORY_CONCURRENCY", 32, lambda v: int(v.strip()))
+    chat_history_queue_timeout = Setting("A365_CHAT_HISTORY_QUEUE_TIMEOUT", 120.0, parse_float)
+    _token_exchange_timeout = Setting[float | None]("A365_TOKEN_EXCHANGE_TIMEOUT", None, parse_float)
+    max_gateway_response_bytes = Setting(
+        "A365_MAX_GATEWAY_RESPONSE_BYTES", 4 * 1024 * 1024, lambda v: int(v.strip())
+    )
+    max_rtp_response_bytes = Setting("A365_MAX_RTP_RESPONSE_BYTES", 8 * 1024, lambda v: int(v.strip()))
 
     def __init__(
         self,
@@ -80,6 +98,10 @@ class ToolingConfiguration(RuntimeConfiguration):
         tool_cache_ttl: Override[float] | None = None,
         max_connections: Override[int] | None = None,
         chat_history_concurrency: Override[int] | None = None,
+        chat_history_queue_timeout: Override[float] | None = None,
+        token_exchange_timeout: Override[float] | None = None,
+        max_gateway_response_bytes: Override[int] | None = None,
+        max_rtp_response_bytes: Override[int] | None = None,
         cluster_category: Override[str] | None = None,
         environment: Override[str] | None = None,
     ) -> None:
@@ -100,12 +122,22 @@ class ToolingConfiguration(RuntimeConfiguration):
             tool_cache_ttl=tool_cache_ttl,
             max_connections=max_connections,
             chat_history_concurrency=chat_history_concurrency,
+            chat_history_queue_timeout=chat_history_queue_timeout,
+            _token_exchange_timeout=token_exchange_timeout,
+            max_gateway_response_bytes=max_gateway_response_bytes,
+            max_rtp_response_bytes=max_rtp_response_bytes,
         )
 
     @property
     def use_tooling_manifest(self) -> bool:
         explicit = self._use_tooling_manifest
         return self.is_development if explicit is None else explicit
+
+    @property
+    def token_exchange_timeout(self) -> float:
+        """Seconds one token exchange may take; ``request_timeout`` unless set."""
+        explicit = self._token_exchange_timeout
+        return self.request_timeout if explicit is None else explicit
 
     @property
     def platform_audience(self) -> str:

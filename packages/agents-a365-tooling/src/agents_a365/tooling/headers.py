@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 from typing import Any
+from urllib.parse import quote
 
 from agents_a365.runtime import TurnContextLike, get_agent_id_from_token, get_application_name
 from agents_a365.runtime import get_user_agent_header as _user_agent
@@ -17,9 +18,20 @@ __all__ = ["build_request_headers", "clean_header_value", "resolve_agent_id_head
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
+# Printable ASCII stays as is when a value must be percent-encoded (only its non-ASCII characters are).
+_PRINTABLE_ASCII = "".join(chr(c) for c in range(0x20, 0x7F) if chr(c) != "%")
+
+
 def clean_header_value(value: object) -> str:
-    """The value with control characters (CR, LF, NUL, …) removed and whitespace trimmed."""
-    return _CONTROL.sub("", str(value)).strip()
+    """The value with control characters (CR, LF, NUL, …) removed and whitespace trimmed.
+
+    HTTP header values are ASCII (httpx raises ``UnicodeEncodeError`` otherwise): a value with
+    non-ASCII text (a sub-channel, a blueprint id) is sent percent-encoded as UTF-8 instead.
+    """
+    cleaned = _CONTROL.sub("", str(value)).strip()
+    if cleaned.isascii():
+        return cleaned
+    return quote(cleaned, safe=_PRINTABLE_ASCII, errors="surrogatepass")
 
 
 def _activity(turn_context: TurnContextLike | None) -> Any:

@@ -21,7 +21,6 @@ from pydantic_core import PydanticSerializationError
 from agents_a365.runtime import (
     AgenticAuthenticationService,
     AuthorizationLike,
-    OperationError,
     OperationResult,
     TurnContextLike,
     decode_token_payload,
@@ -29,17 +28,18 @@ from agents_a365.runtime import (
     validate_token,
 )
 
+from ._bounded_http import ResponseTooLargeError, parse_json, request_bounded
 from ._cache import AsyncTTLCache
 from ._manifest import parse_entries, read_manifest
 from ._mcp_client import list_server_tools
 from ._redact import scrub
-from ._retry import RETRYABLE_STATUS, backoff_delay, parse_retry_after
+from ._rtp_send import RtpSendSettings, send_chat_history_request
 from ._scopes import is_v2_server, token_scope_for
 from ._turn import TurnKey
 from ._urls import path_segment, validate_server_name, validate_token_url
 from .configuration import ToolingConfiguration
 from .constants import CHAT_HISTORY_PATH
-from .errors import ChatHistorySendError, TokenAcquisitionError, ToolServerDiscoveryError
+from .errors import TokenAcquisitionError, ToolServerDiscoveryError
 from .headers import build_request_headers
 from .mcp_http import shared_ssl_context
 from .models import (
@@ -84,6 +84,7 @@ class McpToolServerConfigurationService:
         self.configuration = configuration or ToolingConfiguration()
         self._client = http_client
         self._owns_client = http_client is None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
         self._rtp_semaphore: asyncio.Semaphore | None = None
         self._tokens: AsyncTTLCache[str] = AsyncTTLCache()
         self._discovery: AsyncTTLCache[tuple[ToolingManifestEntry, ...]] = AsyncTTLCache()
@@ -93,7 +94,15 @@ class McpToolServerConfigurationService:
     # -- lifecycle -------------------------------------------------------------------------
     @property
     def http_client(self) -> httpx.AsyncClient:
+        loop = _running_loop()
+        if self._client is not None and self._owns_client and loop is not self._client_loop:
+            # Used from another event loop (a second asyncio.run): the old client's connections
+            # belong to the old loop and cannot be used or closed from this one. Start afresh.
+            logger.debug("HTTP client created on another event loop: replacing it")
+            self._client = None
+            self._rtp_semaphore = None
         if self._client is None:
+            self._client_loop = loop
             cfg = self.configuration
             self._client = httpx.AsyncClient(
                 timeout=httpx.Timeout(cfg.request_timeout),
@@ -106,7 +115,9 @@ class McpToolServerConfigurationService:
         return self._client
 
     async def aclose(self) -> None:
-        if self._client is not None and self._owns_client:
+        # A client of another (maybe closed) event loop is dropped, not closed: closing it from
+        # here would raise "Event loop is closed"; its loop's end closed its sockets already.
+        if self._client is not None and self._owns_client and self._client_loop is _running_loop():
             await self._client.aclose()
         self._client = None
 
@@ -258,10 +269,18 @@ class McpToolServerConfigurationService:
             )
 
         async def create() -> tuple[str, float]:
+            timeout = self.configuration.token_exchange_timeout
             try:
-                token = await AgenticAuthenticationService.get_agentic_user_token(
-                    authorization, auth_handler_name, turn_context, [scope]
-                )
+                async with asyncio.timeout(timeout):
+                    token = await AgenticAuthenticationService.get_agentic_user_token(
+                        authorization, auth_handler_name, turn_context, [scope]
+                    )
+            except TimeoutError as exc:
+                raise TokenAcquisitionError(
+                    f"token exchange for scope {scope!r} ({what}) did not answer within {timeout} s",
+                    scope=scope,
+                    servers=servers,
+                ) from exc
             except Exception as exc:
                 raise TokenAcquisitionError(
                     f"token exchange for scope {scope!r} ({what}) failed: {type(exc).__name__}: {scrub(exc)}",
@@ -307,8 +326,18 @@ class McpToolServerConfigurationService:
             )
             source = f"tooling gateway {url}"
             try:
-                response = await self.http_client.get(url, headers=headers, timeout=cfg.request_timeout)
-            except httpx.TimeoutException as exc:
+                response = await request_bounded(
+                    self.http_client,
+                    "GET",
+                    url,
+                    headers=headers,
+                    timeout=cfg.request_timeout,
+                    max_bytes=cfg.max_gateway_response_bytes,
+                    read_body=True,
+                )
+            except ResponseTooLargeError as exc:
+                raise ToolServerDiscoveryError(f"{source} answered a {exc}", endpoint=url) from exc
+            except (TimeoutError, httpx.TimeoutException) as exc:
                 raise ToolServerDiscoveryError(
                     f"{source} did not answer within {cfg.request_timeout} s", endpoint=url
                 ) from exc
@@ -323,7 +352,7 @@ class McpToolServerConfigurationService:
                     status_code=response.status_code,
                 )
             try:
-                data = response.json()
+                data = parse_json(response.content)
             except ValueError as exc:
                 raise ToolServerDiscoveryError(f"{source} answered malformed JSON", endpoint=url) from exc
             entries = tuple(parse_entries(data, source=source, endpoint=url))
@@ -382,51 +411,22 @@ class McpToolServerConfigurationService:
 
     async def _post_with_retries(self, url: str, body: bytes, headers: dict[str, str]) -> OperationResult:
         cfg = self.configuration
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + cfg.chat_history_timeout
-        max_attempts = max(1, cfg.chat_history_max_attempts)
-        attempt = 0
-        while True:
-            attempt += 1
-            remaining = deadline - loop.time()
-            retry_after: float | None = None
-            try:
-                async with asyncio.timeout(remaining), self._rtp_slots():
-                    response = await self.http_client.post(
-                        url, content=body, headers=headers, timeout=remaining
-                    )
-            except (TimeoutError, httpx.TimeoutException):
-                error = ChatHistorySendError(
-                    f"threat protection at {url} did not answer within {cfg.chat_history_timeout} s",
-                    attempts=attempt,
-                )
-                retryable = False
-            except httpx.HTTPError as exc:
-                error = ChatHistorySendError(
-                    f"threat protection at {url} is unreachable: {type(exc).__name__}: {scrub(exc)}",
-                    attempts=attempt,
-                )
-                retryable = True
-            else:
-                if response.is_success:
-                    logger.debug("chat history sent (attempt %d)", attempt)
-                    return OperationResult.success()
-                error = ChatHistorySendError(
-                    f"threat protection at {url} answered HTTP {response.status_code}",
-                    status_code=response.status_code,
-                    attempts=attempt,
-                )
-                retryable = response.status_code in RETRYABLE_STATUS
-                retry_after = parse_retry_after(response.headers.get("Retry-After"))
-            if not retryable or attempt >= max_attempts:
-                break
-            delay = retry_after if retry_after is not None else backoff_delay(attempt)
-            if loop.time() + delay >= deadline:
-                break
-            logger.info("chat history send attempt %d failed (%s); retrying in %.2f s", attempt, error, delay)
-            await asyncio.sleep(delay)
-        logger.warning("chat history send failed after %d attempt(s): %s", attempt, error)
-        return OperationResult.failed(OperationError(error))
+        settings = RtpSendSettings(
+            wire_timeout=cfg.chat_history_timeout,
+            queue_timeout=cfg.chat_history_queue_timeout,
+            max_attempts=cfg.chat_history_max_attempts,
+            max_response_bytes=cfg.max_rtp_response_bytes,
+        )
+        return await send_chat_history_request(
+            self.http_client, url, body, headers, settings, self._rtp_slots()
+        )
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _serialize(request: ChatMessageRequest) -> bytes:

@@ -44,6 +44,8 @@ from agents_a365.tooling import (
     prime_output_schemas,
 )
 
+from ._scrub import scrubbed
+
 __all__ = ["Connected", "build_client", "load_tools_per_call", "open_sessions"]
 
 logger = logging.getLogger(__name__)
@@ -109,7 +111,8 @@ async def _list_definitions(session: ClientSession) -> list[McpTool]:
 
 
 def _invalidating(cache: ToolDefinitionCache, server: MCPServerConfig) -> ToolCallInterceptor:
-    """An interceptor that forgets the server's cached definitions when a call fails.
+    """An interceptor that forgets the server's cached definitions when a call fails, and scrubs
+    token-shaped text out of the failure.
 
     Only failures of the call itself (connecting, transport, protocol errors, timeouts) get here;
     a tool's own error result (``isError``) is converted after the interceptors and keeps the entry.
@@ -120,10 +123,16 @@ def _invalidating(cache: ToolDefinitionCache, server: MCPServerConfig) -> ToolCa
     ) -> MCPToolCallResult:
         try:
             result: MCPToolCallResult = await handler(request)
-        except Exception:
+        except Exception as exc:
             cache.invalidate(server.url, server.headers)
-            raise
-        return result
+            clean = scrubbed(exc)
+            if clean is exc:
+                raise
+        else:
+            return result
+        # A server may echo the bearer token in its error: raised outside the handler, so the
+        # original (with the server's text) is neither cause nor context.
+        raise clean
 
     return invalidate_on_failure
 

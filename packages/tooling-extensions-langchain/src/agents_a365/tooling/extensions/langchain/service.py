@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -227,13 +228,16 @@ class McpToolRegistrationService(ExtensionServiceBase):
         tool_options: ToolOptions | None = None,
     ) -> OperationResult:
         """Level 1: the messages of ``graph``'s state for ``config`` (e.g. a checkpointer's
-        ``thread_id``). A failing ``aget_state`` gives a failed result."""
+        ``thread_id``). A failing ``aget_state``, or one that does not answer within
+        ``chat_history_timeout``, gives a failed result."""
         _require(turn_context, "turn_context")
         _require(graph, "graph")
         _require(config, "config")
         try:
-            snapshot = await graph.aget_state(config)
-        except Exception as exc:
+            # The store is someone else's I/O: bounded like the OpenAI extension's session read.
+            async with asyncio.timeout(self.configuration.chat_history_timeout):
+                snapshot = await graph.aget_state(config)
+        except Exception as exc:  # TimeoutError included
             logger.warning("chat history: reading the graph state failed: %s", type(exc).__name__)
             return OperationResult.failed(exc)
         return await self.send_chat_history_from_state(turn_context, snapshot, limit, tool_options)
@@ -264,12 +268,13 @@ class McpToolRegistrationService(ExtensionServiceBase):
         tool_options: ToolOptions | None = None,
     ) -> OperationResult:
         """Level 3: the messages of any ``BaseChatMessageHistory`` (``aget_messages``); a failing
-        store gives a failed result."""
+        store, or one that does not answer within ``chat_history_timeout``, gives a failed result."""
         _require(turn_context, "turn_context")
         _require(chat_history, "chat_history")
         try:
-            messages = await chat_history.aget_messages()
-        except Exception as exc:
+            async with asyncio.timeout(self.configuration.chat_history_timeout):
+                messages = await chat_history.aget_messages()
+        except Exception as exc:  # TimeoutError included
             logger.warning("chat history: reading the message history failed: %s", type(exc).__name__)
             return OperationResult.failed(exc)
         return await self.send_chat_history_from_messages(turn_context, messages, limit, tool_options)

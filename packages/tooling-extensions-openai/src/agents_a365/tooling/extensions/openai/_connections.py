@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Self
 
@@ -13,13 +12,12 @@ from agents.mcp import MCPServer, MCPServerManager, MCPServerStreamableHttp
 
 from agents_a365.tooling import MCPServerConfig, McpServerConnectionError
 
+from ._scrub import scrub
+from ._server import A365MCPServer
+
 __all__ = ["McpServerConnections"]
 
 logger = logging.getLogger(__name__)
-
-# Token-shaped text inside foreign error messages (defence in depth: the SDK redacts too).
-_JWT = re.compile(r"eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
-_BEARER = re.compile(r"(?i)(bearer\s+)[^\s,;\"']+")
 
 
 def _describe(exc: BaseException) -> str:
@@ -28,7 +26,8 @@ def _describe(exc: BaseException) -> str:
         exc = exc.exceptions[0]
     if isinstance(exc, asyncio.CancelledError):
         return "the connection was interrupted"
-    text = _BEARER.sub(r"\1<redacted>", _JWT.sub("<redacted-token>", str(exc)))
+    # Token-shaped text inside foreign error messages (defence in depth: the SDK redacts too).
+    text = scrub(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
@@ -61,6 +60,7 @@ class McpServerConnections:
             connect_in_parallel=True,
         )
         self._closed = False
+        self._on_close: list[Callable[[McpServerConnections], object]] = []
         self.skipped: list[McpServerConnectionError] = []
         """Servers left out with ``skip_unreachable=True``, one error each (empty otherwise)."""
 
@@ -72,6 +72,10 @@ class McpServerConnections:
     @property
     def closed(self) -> bool:
         return self._closed
+
+    def on_close(self, callback: Callable[[McpServerConnections], object]) -> None:
+        """Call ``callback(self)`` once these connections are closed (by whoever closes them)."""
+        self._on_close.append(callback)
 
     def _error(self, server: MCPServer, exc: BaseException | None) -> McpServerConnectionError:
         config = self._configs.get(server)
@@ -92,9 +96,21 @@ class McpServerConnections:
         An unreachable server raises :class:`McpServerConnectionError` naming it (the other
         servers are closed first); with ``skip_unreachable`` it is left out with a warning.
         """
+        # In a task of its own: on cancellation the connects in flight are aborted first. Cancelled
+        # directly, the manager would queue each server's cleanup behind its running connect and
+        # so wait for a held ``initialize`` (up to the connect timeout) before giving up.
+        connecting = asyncio.ensure_future(self._manager.connect_all())
         try:
-            await self._manager.connect_all()
+            await asyncio.shield(connecting)
         except BaseException:
+            if not connecting.done():
+                for server in self._configs:
+                    if isinstance(server, A365MCPServer):
+                        server.abort_connect()
+                connecting.cancel()
+                await asyncio.wait({connecting})
+            if not connecting.cancelled():
+                connecting.exception()  # retrieved: the caller's cancellation is what propagates
             # The manager cleans up on failure; closing again is a no-op then, but makes sure.
             await self.aclose()
             raise
@@ -120,7 +136,12 @@ class McpServerConnections:
         # The Runner lists tools server by server; list them all at once now instead
         # (cache_tools_list=True keeps the result for the run).
         cached = [s for s in self.servers if getattr(s, "cache_tools_list", False)]
-        listed = await asyncio.gather(*(s.list_tools() for s in cached), return_exceptions=True)
+        try:
+            listed = await asyncio.gather(*(s.list_tools() for s in cached), return_exceptions=True)
+        except BaseException:
+            # Cancelled while listing (the turn ended): nobody else will close these servers.
+            await self.aclose()
+            raise
         for server, outcome in zip(cached, listed, strict=True):
             if isinstance(outcome, BaseException):
                 logger.debug(
@@ -133,6 +154,8 @@ class McpServerConnections:
         if self._closed:
             return
         self._closed = True
+        for callback in self._on_close:
+            callback(self)
         # Shielded: a cancellation arriving mid-cleanup must not leave sessions or worker tasks behind.
         cleanup = asyncio.ensure_future(self._manager.cleanup_all())
         try:

@@ -17,6 +17,7 @@ Two problems of the SDK server, solved here:
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -35,9 +36,17 @@ from mcp.types import (
 
 from agents_a365.tooling import McpServerConnectionError, ToolDefinitionCache, prime_output_schemas
 
-__all__ = ["A365MCPServer"]
+from ._scrub import scrubbed
+
+__all__ = ["MAX_LIST_PAGES", "A365MCPServer"]
 
 logger = logging.getLogger(__name__)
+
+# Upper bound on tools/list pages per listing (as in the LangChain extension): a server returning a
+# new nextCursor forever must not keep registration or the first model call busy.
+MAX_LIST_PAGES = 1000
+# max_list_pages exists from openai-agents 0.2x on; older versions get the deadline only.
+_SDK_CAPS_PAGES = "max_list_pages" in inspect.signature(MCPServerStreamableHttp.__init__).parameters
 
 
 class A365MCPServer(MCPServerStreamableHttp):
@@ -48,9 +57,14 @@ class A365MCPServer(MCPServerStreamableHttp):
         params: MCPServerStreamableHttpParams,
         *,
         tool_cache: ToolDefinitionCache | None = None,
+        list_timeout: float | None = None,
         **kwargs: Any,
     ) -> None:
+        if "max_list_pages" not in kwargs and _SDK_CAPS_PAGES:
+            kwargs["max_list_pages"] = MAX_LIST_PAGES
         super().__init__(params, **kwargs)
+        # One total deadline for a whole tools/list (every page): the SDK bounds each request only.
+        self._list_timeout = list_timeout
         # Without the SDK's own list cache the caller wants fresh lists: no lazy mode then.
         self._tool_cache = tool_cache if tool_cache is not None and self.cache_tools_list else None
         self._owner: asyncio.Task[None] | None = None
@@ -111,6 +125,14 @@ class A365MCPServer(MCPServerStreamableHttp):
                     self._tool_cache.invalidate(self._url, self._headers)
                 raise
             self._lazy = False  # only now: concurrent first calls wait on the lock above meanwhile
+
+    def abort_connect(self) -> None:
+        """Give up a connect in flight now (its caller was cancelled): the owner task is cancelled
+        instead of waiting for the server to answer ``initialize``. A no-op once connected."""
+        owner = self._owner
+        if owner is not None and not owner.done() and self.session is None:
+            self._abandoned = True
+            owner.cancel()
 
     async def _own(self, ready: asyncio.Future[None]) -> None:
         """Connect, wait until released (or until the transport fails), then clean up: all in this task."""
@@ -176,7 +198,19 @@ class A365MCPServer(MCPServerStreamableHttp):
                 tools = await self._apply_tool_filter(list(tools), run_context, agent)
             # Copies, as the SDK returns: callers must not be able to change the cache.
             return [tool.model_copy(deep=True) for tool in tools]
-        tools_list = await super().list_tools(run_context, agent)
+        try:
+            async with asyncio.timeout(self._list_timeout):
+                tools_list = await super().list_tools(run_context, agent)
+        except TimeoutError:
+            timed_out = True
+        else:
+            timed_out = False
+        if timed_out:  # raised outside the handler: no context chained to the SDK's internals
+            raise McpServerConnectionError(
+                f"MCP server {self.name!r} at {self._url} did not list its tools within {self._list_timeout} s",
+                server_name=self.name,
+                url=self._url,
+            )
         fetched = self._tools_list
         # Only a list newly fetched from the server goes into the cache (the runner lists on every
         # model turn, mostly from the SDK's own cache).
@@ -194,7 +228,14 @@ class A365MCPServer(MCPServerStreamableHttp):
         self, tool_name: str, arguments: dict[str, Any] | None, meta: dict[str, Any] | None = None
     ) -> CallToolResult:
         await self._ensure_connected()
-        return await super().call_tool(tool_name, arguments, meta)
+        try:
+            return await super().call_tool(tool_name, arguments, meta)
+        except Exception as exc:
+            clean = scrubbed(exc)
+            if clean is exc:
+                raise
+        # Raised outside the handler, so the original (with the server's text) is not its context.
+        raise clean
 
     async def list_prompts(self) -> ListPromptsResult:
         await self._ensure_connected()

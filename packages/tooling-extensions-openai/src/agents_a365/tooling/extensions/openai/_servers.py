@@ -81,5 +81,6 @@ def build_server(
         },
         name=config.mcp_server_name,
         tool_cache=tool_cache,
+        list_timeout=timeout,
         **kwargs,
     )

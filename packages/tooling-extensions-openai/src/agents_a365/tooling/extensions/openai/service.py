@@ -61,6 +61,8 @@ class McpToolRegistrationService(ExtensionServiceBase):
         # id(returned agent) -> (that agent, its connections). The agent is held so its id
         # cannot be reused by another object while the entry exists.
         self._open: dict[int, tuple[Agent[Any], McpServerConnections]] = {}
+        # Every connection set not closed yet (connected_agent blocks included): aclose() closes them.
+        self._live: set[McpServerConnections] = set()
 
     def __repr__(self) -> str:
         return f"McpToolRegistrationService({self.configuration!r}, open_agents={len(self._open)})"
@@ -68,10 +70,11 @@ class McpToolRegistrationService(ExtensionServiceBase):
     # -- lifecycle -------------------------------------------------------------------------
     async def aclose(self) -> None:
         """Close every MCP server still open, then the tooling service if this service created it."""
-        open_now = list(self._open.values())
+        open_now = {connections for _, connections in self._open.values()} | self._live
         self._open.clear()
+        self._live.clear()
         try:
-            await asyncio.gather(*(connections.aclose() for _, connections in open_now))
+            await asyncio.gather(*(connections.aclose() for connections in open_now))
         finally:
             await super().aclose()
 
@@ -196,6 +199,8 @@ class McpToolRegistrationService(ExtensionServiceBase):
             connect_timeout=timeout,
             cleanup_timeout=timeout,
         )
+        self._live.add(connections)
+        connections.on_close(self._live.discard)
         connected = await connections.connect(skip_unreachable=skip_unreachable)
         logger.info(
             "added %d MCP server(s) to agent %r: %s",

@@ -1,0 +1,81 @@
+"""One HTTP exchange under a total deadline and a response size cap.
+
+httpx timeouts apply per read: a peer that trickles one byte at a time resets them forever.
+Here the whole exchange (connect, status line, headers, every body byte) runs under one
+``asyncio.timeout``, and the body is read as a stream up to ``max_bytes``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+__all__ = ["BoundedResponse", "ResponseTooLargeError", "parse_json", "request_bounded"]
+
+
+class ResponseTooLargeError(Exception):
+    """The response body exceeded the configured cap (the read stopped there)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"response body larger than {limit} bytes")
+        self.limit = limit
+
+
+@dataclass(frozen=True)
+class BoundedResponse:
+    status_code: int
+    headers: httpx.Headers
+    content: bytes
+
+    @property
+    def is_success(self) -> bool:
+        return 200 <= self.status_code < 300
+
+
+async def request_bounded(
+    client: httpx.AsyncClient,
+    method: str,
+    url: str,
+    *,
+    headers: dict[str, str],
+    timeout: float,
+    max_bytes: int,
+    content: bytes | None = None,
+    read_body: bool = True,
+) -> BoundedResponse:
+    """The response, its body read up to ``max_bytes``; the whole exchange within ``timeout`` s.
+
+    Raises ``TimeoutError`` at the deadline, :class:`ResponseTooLargeError` past the cap, and
+    ``httpx.HTTPError`` for transport failures. ``read_body=False`` skips the body (the
+    connection is closed rather than drained).
+    """
+    async with asyncio.timeout(max(timeout, 0.0)):
+        request = client.build_request(method, url, headers=headers, content=content, timeout=timeout)
+        response = await client.send(request, stream=True)
+        try:
+            declared = response.headers.get("Content-Length", "")
+            if declared.isascii() and declared.isdigit() and int(declared) > max_bytes:
+                raise ResponseTooLargeError(max_bytes)
+            body = bytearray()
+            if read_body:
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > max_bytes:
+                        raise ResponseTooLargeError(max_bytes)
+            return BoundedResponse(response.status_code, response.headers, bytes(body))
+        finally:
+            await response.aclose()
+
+
+def parse_json(data: bytes) -> Any:
+    """``json.loads`` whose every failure (bad UTF-8, bad syntax, nesting too deep) is ``ValueError``."""
+    try:
+        return json.loads(data)
+    except RecursionError as exc:
+        raise ValueError("JSON nested too deeply") from exc
+    except ValueError:
+        raise

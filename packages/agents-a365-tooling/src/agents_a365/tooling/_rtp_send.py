@@ -1,0 +1,120 @@
+"""The threat-protection send loop: queue wait and time on the wire bounded separately.
+
+A send first waits for one of the service's concurrency slots (at most ``queue_timeout``,
+across all attempts), then each attempt runs on the wire under what remains of ``wire_timeout``
+(the attempts and the backoff between them). A slow but healthy endpoint therefore does not fail
+the sends queued behind it, and the error says which bound was hit. Every remote behaviour,
+including a nonsense ``Retry-After`` or an oversized answer, ends in an :class:`OperationResult`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import httpx
+
+from agents_a365.runtime import OperationError, OperationResult
+
+from ._bounded_http import ResponseTooLargeError, request_bounded
+from ._redact import scrub
+from ._retry import RETRYABLE_STATUS, backoff_delay, parse_retry_after
+from .errors import ChatHistorySendError
+
+__all__ = ["RtpSendSettings", "send_chat_history_request"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RtpSendSettings:
+    wire_timeout: float
+    queue_timeout: float
+    max_attempts: int
+    max_response_bytes: int
+
+
+async def send_chat_history_request(
+    client: httpx.AsyncClient,
+    url: str,
+    body: bytes,
+    headers: dict[str, str],
+    settings: RtpSendSettings,
+    slots: asyncio.Semaphore,
+    *,
+    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    clock: Callable[[], float] | None = None,
+) -> OperationResult:
+    """POST ``body`` with retries; the same ``body`` (and so the same ``messageId``) every attempt."""
+    now = clock or asyncio.get_running_loop().time
+    wire_left = settings.wire_timeout
+    queue_left = settings.queue_timeout
+    max_attempts = max(1, settings.max_attempts)
+    attempt = 0
+    error: ChatHistorySendError
+    while True:
+        attempt += 1
+        retryable = False
+        retry_after: float | None = None
+        queued_at = now()
+        try:
+            async with asyncio.timeout(max(queue_left, 0.0)):
+                await slots.acquire()
+        except TimeoutError:
+            error = ChatHistorySendError(
+                f"threat protection send to {url} queued too long: no free slot within "
+                f"{settings.queue_timeout} s (chat_history_concurrency is reached)",
+                attempts=attempt - 1,
+            )
+            break
+        queue_left -= now() - queued_at
+        started = now()
+        try:
+            response = await request_bounded(
+                client,
+                "POST",
+                url,
+                headers=headers,
+                content=body,
+                timeout=wire_left,
+                max_bytes=settings.max_response_bytes,
+            )
+        except TimeoutError:
+            error = ChatHistorySendError(
+                f"threat protection at {url} did not answer within {settings.wire_timeout} s",
+                attempts=attempt,
+            )
+        except ResponseTooLargeError as exc:
+            error = ChatHistorySendError(f"threat protection at {url} answered a {exc}", attempts=attempt)
+        except httpx.HTTPError as exc:
+            error = ChatHistorySendError(
+                f"threat protection at {url} is unreachable: {type(exc).__name__}: {scrub(exc)}",
+                attempts=attempt,
+            )
+            retryable = True
+        else:
+            if response.is_success:
+                logger.debug("chat history sent (attempt %d)", attempt)
+                return OperationResult.success()
+            error = ChatHistorySendError(
+                f"threat protection at {url} answered HTTP {response.status_code}",
+                status_code=response.status_code,
+                attempts=attempt,
+            )
+            retryable = response.status_code in RETRYABLE_STATUS
+            retry_after = parse_retry_after(response.headers.get("Retry-After"))
+        finally:
+            slots.release()
+            wire_left -= now() - started
+        if not retryable or attempt >= max_attempts:
+            break
+        delay = retry_after if retry_after is not None else backoff_delay(attempt)
+        if delay >= wire_left:
+            break
+        logger.info("chat history send attempt %d failed (%s); retrying in %.2f s", attempt, error, delay)
+        await sleep(delay)
+        wire_left -= delay
+    logger.warning("chat history send failed after %d attempt(s): %s", error.attempts, error)
+    return OperationResult.failed(OperationError(error))

@@ -1,0 +1,70 @@
+"""A misbehaving MCP server (streamable HTTP, JSON answers) as a ``hostile_server`` behaviour.
+
+Just enough of the protocol for the official clients: ``initialize``, notifications (202),
+``tools/list`` and ``tools/call``; each hostile trait is a flag: a ``nextCursor`` that never
+repeats, a ``tools/call`` error echoing the request's headers (the bearer token included).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from hostile_server import Request
+
+__all__ = ["HostileMcp"]
+
+TOOL = {"name": "echo", "description": "echo", "inputSchema": {"type": "object", "properties": {}}}
+
+
+def _answer(writer: asyncio.StreamWriter, status: int, payload: Any = None) -> None:
+    data = b"" if payload is None else json.dumps(payload).encode()
+    head = f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+    writer.write(head.encode("latin-1") + data)
+
+
+@dataclass
+class HostileMcp:
+    endless_cursor: bool = False
+    echo_headers_on_call: bool = False
+    methods: list[str] = field(default_factory=list)
+    _pages: itertools.count[int] = field(default_factory=itertools.count)
+
+    async def __call__(self, request: Request, writer: asyncio.StreamWriter) -> None:
+        if request.method != "POST":  # the optional SSE stream (GET) and session end (DELETE)
+            _answer(writer, 405 if request.method == "GET" else 200)
+            await writer.drain()
+            return
+        message = json.loads(request.body)
+        method = message.get("method", "")
+        self.methods.append(method)
+        if "id" not in message:  # a notification
+            _answer(writer, 202)
+            await writer.drain()
+            return
+        result: dict[str, Any]
+        if method == "initialize":
+            result = {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "hostile", "version": "1"},
+            }
+        elif method == "tools/list":
+            result = {"tools": [TOOL]}
+            if self.endless_cursor:
+                result["nextCursor"] = f"page-{next(self._pages)}"  # never the same twice
+        elif method == "tools/call" and self.echo_headers_on_call:
+            text = "; ".join(f"{k}: {v}" for k, v in request.headers.items())
+            error = {"code": -32001, "message": f"denied, you sent {text}"}
+            _answer(writer, 200, {"jsonrpc": "2.0", "id": message["id"], "error": error})
+            await writer.drain()
+            return
+        elif method == "tools/call":
+            result = {"content": [{"type": "text", "text": "ok"}], "isError": False}
+        else:
+            result = {}
+        _answer(writer, 200, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+        await writer.drain()
