@@ -89,13 +89,17 @@ def affected(files: list[str], root: Path = ROOT) -> dict[str, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--base", help="git ref to diff against (merge base with HEAD)")
     source.add_argument("--files", nargs="*", help="changed paths, relative to the repository root")
     parser.add_argument("--github-output", action="store_true")
     args = parser.parse_args(argv)
-    files = args.files if args.files is not None else git("diff", "--name-only", f"{args.base}...HEAD").split()
+    files = (
+        args.files if args.files is not None else git("diff", "--name-only", f"{args.base}...HEAD").split()
+    )
     result = affected(files)
     print(json.dumps(result))
     if args.github_output and "GITHUB_OUTPUT" in os.environ:

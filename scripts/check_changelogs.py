@@ -41,7 +41,9 @@ def problems(member: Member, root: Path) -> list[str]:
     if tag is None:
         return []
     code = [member.folder / "src", member.folder / "pyproject.toml"]
-    changed = git("diff", "--name-only", tag, "--", *(str(p.relative_to(root)) for p in code), cwd=root).split()
+    changed = git(
+        "diff", "--name-only", tag, "--", *(str(p.relative_to(root)) for p in code), cwd=root
+    ).split()
     if not changed:
         return []
     before = unreleased_notes(_at(tag, member.changelog, root)) or ""
@@ -55,9 +57,13 @@ def problems(member: Member, root: Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("packages", nargs="*", help="short names or distributions (default: all)")
+    parser.add_argument("--root", type=Path, default=root, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    root = args.root.resolve()
     chosen = [find_member(p, root) for p in args.packages] or list(members(root).values())
     found = [p for member in chosen for p in problems(member, root)]
     for problem in found:

@@ -73,6 +73,10 @@ def test_built_metadata(dist: Path, folder: str) -> None:
 
     classifiers = meta.get_all("Classifier")
     assert sum(c.startswith("Development Status ::") for c in classifiers) == 1
-    pythons = {c.rsplit(" :: ", 1)[1] for c in classifiers if c.startswith("Programming Language :: Python :: 3.")}
+    pythons = {
+        c.rsplit(" :: ", 1)[1] for c in classifiers if c.startswith("Programming Language :: Python :: 3.")
+    }
     assert pythons == tested_pythons()
-    assert meta["Requires-Python"] == f">={min(tested_pythons(), key=lambda v: tuple(map(int, v.split('.'))))}"
+    assert (
+        meta["Requires-Python"] == f">={min(tested_pythons(), key=lambda v: tuple(map(int, v.split('.'))))}"
+    )
