@@ -175,8 +175,8 @@ def release(package: str, version_text: str, *, dry_run: bool, date: str, root: 
             return tag
         out = root / "dist" / stem
         out.mkdir(parents=True, exist_ok=True)
-        for artifact in built.iterdir():
-            shutil.copy2(artifact, out / artifact.name)
+        for name in artifacts:
+            shutil.copy2(built / name, out / name)
 
     (member.folder / "pyproject.toml").write_text(pyproject, encoding="utf-8")
     member.changelog.write_text(changelog, encoding="utf-8")
