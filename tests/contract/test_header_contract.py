@@ -29,6 +29,11 @@ CONTRACT_HEADERS = (
     "x-ms-correlation-id",
 )
 ORCHESTRATORS = {"langchain": "LangChain", "openai": "OpenAI"}
+# User-Agent reports the version of the package that sent the request: the extension's own.
+DISTRIBUTIONS = {
+    "langchain": "agents-a365-tooling-extensions-langchain",
+    "openai": "agents-a365-tooling-extensions-openai",
+}
 
 
 async def run_turn(emulator: Emulator, adapter_name: str, turn: Any, authorization: Any) -> list[Any]:
@@ -53,6 +58,7 @@ def normalized(request: Any, orchestrator: str) -> tuple[tuple[str, Any], ...]:
             claims = decode_token_payload(value.removeprefix("Bearer "))
             value = ("Bearer", claims["aud"], claims.get("oid"), claims.get("appid"))
         elif name == "user-agent":
+            value = re.sub(r"^Agent365SDK/\S+ ", "Agent365SDK/<version> ", value)
             value = value.replace(f"; {orchestrator})", "; <orchestrator>)")
         elif name == "x-ms-correlation-id":
             value = "<activity id>" if value == "activity-1" else value
@@ -105,7 +111,7 @@ async def test_each_server_gets_only_its_own_audience(
 async def test_user_agent_and_channel_headers(emulator: Emulator, turn: Any, adapter_name: str) -> None:
     requests = await run_turn(emulator, adapter_name, turn, emulator.authorization())
     expected_ua = (
-        f"Agent365SDK/{get_sdk_version()} ({platform.system()}; Python {platform.python_version()}; "
+        f"Agent365SDK/{get_sdk_version(DISTRIBUTIONS[adapter_name])} ({platform.system()}; Python {platform.python_version()}; "
         f"{ORCHESTRATORS[adapter_name]})"
     )
     for request in requests:

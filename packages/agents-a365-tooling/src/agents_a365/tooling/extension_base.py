@@ -15,11 +15,13 @@ __all__ = ["ExtensionServiceBase"]
 class ExtensionServiceBase:
     """Owns (or borrows) the tooling service; an async context manager.
 
-    Subclasses set :attr:`orchestrator_name` (sent in ``User-Agent``) and extend :meth:`aclose`.
+    Subclasses set :attr:`orchestrator_name` and :attr:`distribution` (the extension's own
+    distribution, whose version ``User-Agent`` reports) and extend :meth:`aclose`.
     Long-lived: keep one per process, so the tooling service's connections and caches are reused.
     """
 
     orchestrator_name: ClassVar[str]
+    distribution: ClassVar[str | None] = None
 
     def __init__(
         self,
@@ -37,12 +39,14 @@ class ExtensionServiceBase:
         return self.configuration_service.configuration
 
     def tool_options(self, options: ToolOptions | None) -> ToolOptions:
-        """``options`` with this extension's orchestrator name filled in when absent."""
-        if options is None:
-            return ToolOptions(orchestrator_name=self.orchestrator_name)
+        """``options`` with this extension's orchestrator name and distribution filled in when absent."""
+        options = options or ToolOptions()
+        update: dict[str, str | None] = {}
         if not options.orchestrator_name:
-            return options.model_copy(update={"orchestrator_name": self.orchestrator_name})
-        return options
+            update["orchestrator_name"] = self.orchestrator_name
+        if not options.distribution and self.distribution:
+            update["distribution"] = self.distribution
+        return options.model_copy(update=update) if update else options
 
     async def aclose(self) -> None:
         """Close the tooling service if this service created it."""

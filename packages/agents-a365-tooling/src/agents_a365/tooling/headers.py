@@ -12,7 +12,9 @@ from agents_a365.runtime import get_user_agent_header as _user_agent
 
 from .constants import Headers
 
-__all__ = ["build_request_headers", "clean_header_value", "resolve_agent_id_header"]
+__all__ = ["TOOLING_DISTRIBUTION", "build_request_headers", "clean_header_value", "resolve_agent_id_header"]
+
+TOOLING_DISTRIBUTION = "agents-a365-tooling"
 
 # CR/LF would split a header (injection); other control characters are invalid in values.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -67,12 +69,14 @@ def build_request_headers(
     identity_token: str | None = None,
     orchestrator_name: str | None = None,
     correlation_id: bool = False,
+    distribution: str | None = None,
 ) -> dict[str, str]:
     """Headers for a request to the platform.
 
     ``auth_token`` is sent as ``Authorization: Bearer``; ``identity_token`` (default:
     ``auth_token``) is only read for the ``x-ms-agentid`` claims and never sent. With
     ``correlation_id``, ``x-ms-correlation-id`` carries the activity id (else a new uuid).
+    ``User-Agent`` carries the version of ``distribution``, the sending package (default: tooling).
     Every value is stripped of control characters; empty values are left out.
     """
     headers: dict[str, str] = {}
@@ -86,7 +90,7 @@ def build_request_headers(
 
     if auth_token:
         put(Headers.AUTHORIZATION, f"Bearer {auth_token}")
-    put(Headers.USER_AGENT, _user_agent(orchestrator_name))
+    put(Headers.USER_AGENT, _user_agent(orchestrator_name, distribution=distribution or TOOLING_DISTRIBUTION))
     put(Headers.AGENT_ID, resolve_agent_id_header(turn_context, identity_token or auth_token))
     channel, sub_channel = _channel_parts(turn_context)
     put(Headers.CHANNEL_ID, channel)

@@ -24,9 +24,14 @@ class _WireModel(BaseModel):
 
 
 class ToolOptions(_WireModel):
-    """Per-call options; ``orchestrator_name`` ends up in ``User-Agent``."""
+    """Per-call options; ``orchestrator_name`` and the version of ``distribution`` end up in ``User-Agent``.
+
+    ``distribution`` names the package sending the request (an extension sets its own); tooling's own
+    when unset.
+    """
 
     orchestrator_name: str | None = None
+    distribution: str | None = None
 
 
 class MCPServerConfig(_WireModel):

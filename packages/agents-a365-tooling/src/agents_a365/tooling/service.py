@@ -156,11 +156,12 @@ class McpToolServerConfigurationService:
         if turn_context is None:
             raise ValueError("turn_context is required")
         orchestrator = options.orchestrator_name if options else None
+        distribution = options.distribution if options else None
         cfg = self.configuration
         if cfg.use_tooling_manifest:
             manifest = await asyncio.to_thread(read_manifest, cfg.manifest_path)
             servers = [self._to_server(entry) for entry in manifest]
-            return self._attach_dev_tokens(servers, turn_context, auth_token, orchestrator)
+            return self._attach_dev_tokens(servers, turn_context, auth_token, orchestrator, distribution)
 
         key = TurnKey.of(turn_context)
         platform_scope = cfg.mcp_platform_authentication_scope
@@ -176,7 +177,7 @@ class McpToolServerConfigurationService:
                 "cannot resolve the agent identity: the activity is not agentic and the token "
                 "has no appid/azp claim"
             )
-        entries = await self._discover(turn_context, auth_token, agent_id, orchestrator, key)
+        entries = await self._discover(turn_context, auth_token, agent_id, orchestrator, key, distribution)
         servers = [self._to_server(entry) for entry in entries]
 
         # One exchange per distinct V2 scope, all at once; V1 servers share the platform token.
@@ -202,6 +203,7 @@ class McpToolServerConfigurationService:
                         auth_token=tokens[token_scope_for(server, platform_scope)],
                         identity_token=auth_token,
                         orchestrator_name=orchestrator,
+                        distribution=distribution,
                     )
                 }
             )
@@ -231,6 +233,7 @@ class McpToolServerConfigurationService:
         turn_context: TurnContextLike,
         auth_token: str | None,
         orchestrator: str | None,
+        distribution: str | None = None,
     ) -> list[MCPServerConfig]:
         shared = os.environ.get("BEARER_TOKEN", "").strip() or (auth_token or "").strip()
         result = []
@@ -245,7 +248,11 @@ class McpToolServerConfigurationService:
                 )
             token = _strip_bearer(own or shared) or None
             headers = build_request_headers(
-                turn_context, auth_token=token, identity_token=shared or token, orchestrator_name=orchestrator
+                turn_context,
+                auth_token=token,
+                identity_token=shared or token,
+                orchestrator_name=orchestrator,
+                distribution=distribution,
             )
             result.append(server.model_copy(update={"headers": headers}))
         return result
@@ -315,6 +322,7 @@ class McpToolServerConfigurationService:
         agent_id: str,
         orchestrator: str | None,
         key: TurnKey | None,
+        distribution: str | None = None,
     ) -> tuple[ToolingManifestEntry, ...]:
         cfg = self.configuration
         url = f"{cfg.mcp_platform_endpoint}/agents/v2/{path_segment(agent_id)}/mcpServers"
@@ -322,7 +330,11 @@ class McpToolServerConfigurationService:
 
         async def create() -> tuple[tuple[ToolingManifestEntry, ...], float]:
             headers = build_request_headers(
-                turn_context, auth_token=auth_token, orchestrator_name=orchestrator, correlation_id=True
+                turn_context,
+                auth_token=auth_token,
+                orchestrator_name=orchestrator,
+                correlation_id=True,
+                distribution=distribution,
             )
             source = f"tooling gateway {url}"
             try:
@@ -394,7 +406,9 @@ class McpToolServerConfigurationService:
         request = _chat_message_request(turn_context, chat_history_messages)
         body = _serialize(request)
         headers = build_request_headers(
-            turn_context, orchestrator_name=options.orchestrator_name if options else None
+            turn_context,
+            orchestrator_name=options.orchestrator_name if options else None,
+            distribution=options.distribution if options else None,
         )
         headers["Content-Type"] = "application/json"
         return await self._post_with_retries(

@@ -58,6 +58,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
     """
 
     orchestrator_name = ORCHESTRATOR_NAME
+    distribution = "agents-a365-tooling-extensions-langchain"
 
     async def _servers(
         self,

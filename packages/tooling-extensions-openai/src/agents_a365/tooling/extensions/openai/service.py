@@ -50,6 +50,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
     """
 
     orchestrator_name = ORCHESTRATOR_NAME
+    distribution = "agents-a365-tooling-extensions-openai"
 
     def __init__(
         self,
@@ -183,7 +184,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
             authorization,
             auth_handler_name,
             auth_token,
-            ToolOptions(orchestrator_name=ORCHESTRATOR_NAME),
+            self.tool_options(None),
         )
         configs = new_servers(discovered, existing)
         if not configs:
