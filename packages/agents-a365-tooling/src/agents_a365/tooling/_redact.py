@@ -5,6 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+import mcp.shared.exceptions as _mcp_exceptions
+from mcp.types import ErrorData
+
+# mcp 2.x renamed the JSON-RPC error to MCPError(code, message, data); 1.x has McpError(ErrorData).
+_MCP2 = hasattr(_mcp_exceptions, "MCPError")
+_McpError: type[Exception] = getattr(_mcp_exceptions, "MCPError", None) or _mcp_exceptions.McpError
+
 _SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 
 
@@ -20,3 +27,25 @@ _BEARER = re.compile(r"(?i)(bearer\s+)[^\s,;\"']+")
 def scrub(text: object) -> str:
     """``text`` with token-shaped substrings replaced, for error messages and logs."""
     return _BEARER.sub(r"\1<redacted>", _JWT.sub("<redacted-token>", str(text)))
+
+
+def scrubbed(exc: Exception) -> Exception:
+    """``exc`` itself when its text holds no token; otherwise an equivalent error without it
+    (and without the original as cause: its text, and the server's answer, stay behind)."""
+    if isinstance(exc, _McpError):
+        data: ErrorData = exc.error  # type: ignore[attr-defined]
+        message = scrub(data.message)
+        if message == data.message and scrub(data.data) == str(data.data) and scrub(exc) == str(exc):
+            return exc
+        # The server's extra data is dropped: it may hold the token too.
+        if _MCP2:
+            return _McpError(data.code, message)
+        return _McpError(ErrorData(code=data.code, message=message))
+    text = str(exc)
+    clean = scrub(text)
+    if clean == text:
+        return exc
+    try:
+        return type(exc)(clean)
+    except Exception:  # a constructor that wants more than a message
+        return RuntimeError(f"{type(exc).__name__}: {clean}")

@@ -43,8 +43,7 @@ from agents_a365.tooling import (
     mcp_http_client_factory,
     prime_output_schemas,
 )
-
-from ._scrub import scrubbed
+from agents_a365.tooling.extensibility import scrubbed
 
 __all__ = ["Connected", "build_client", "load_tools_per_call", "open_sessions"]
 

@@ -11,8 +11,8 @@ from typing import Self
 from agents.mcp import MCPServer, MCPServerManager, MCPServerStreamableHttp
 
 from agents_a365.tooling import MCPServerConfig, McpServerConnectionError
+from agents_a365.tooling.extensibility import scrub
 
-from ._scrub import scrub
 from ._server import A365MCPServer
 
 __all__ = ["McpServerConnections"]

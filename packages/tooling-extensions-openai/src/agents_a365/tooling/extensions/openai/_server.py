@@ -35,8 +35,7 @@ from mcp.types import (
 )
 
 from agents_a365.tooling import McpServerConnectionError, ToolDefinitionCache, prime_output_schemas
-
-from ._scrub import scrubbed
+from agents_a365.tooling.extensibility import scrubbed
 
 __all__ = ["MAX_LIST_PAGES", "A365MCPServer"]
 

@@ -1,0 +1,24 @@
+"""What an extension author needs to build an orchestrator extension on the tooling core.
+
+End users import from :mod:`agents_a365.tooling` and their extension's package; extension packages (ours,
+and third parties') import the building blocks below, and nothing private. See docs/contract.md for the
+behaviour every extension must share and the contract suite that checks it.
+"""
+
+from ._redact import redact_headers, scrub, scrubbed
+from .extension_base import ExtensionServiceBase
+from .mcp_http import mcp_http_client_factory, shared_ssl_context
+from .message_construction import trusted_message
+from .tool_cache import ToolDefinitionCache, prime_output_schemas
+
+__all__ = [
+    "ExtensionServiceBase",
+    "ToolDefinitionCache",
+    "mcp_http_client_factory",
+    "prime_output_schemas",
+    "redact_headers",
+    "scrub",
+    "scrubbed",
+    "shared_ssl_context",
+    "trusted_message",
+]
