@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import re
 import signal
 import sys
 from collections.abc import Sequence
@@ -35,9 +36,34 @@ def _banner(emu: Emulator) -> str:
     lines.append(f"  threat protection: {emu.rtp_url}")
     lines.append(f"  inspect: {emu.base_url}/_emulator/requests")
     lines.append("Platform token (valid 24h):")
-    lines.append(emu.platform_token(expires_in=24 * 3600))
+    lines.append(emu.platform_token(expires_in=TOKEN_LIFETIME))
+    lines.append("Development settings for the ToolingManifest.json path (paste into your shell or .env):")
+    lines.extend(dev_env_lines(emu))
     lines.append("Press Ctrl-C to stop.")
     return "\n".join(lines)
+
+
+TOKEN_LIFETIME = 24 * 3600
+
+
+def env_token_name(server_name: str) -> str:
+    """The variable the tooling reads a server's development token from (same rule as the tooling)."""
+    return "BEARER_TOKEN_" + re.sub(r"[^A-Z0-9]", "_", server_name.upper())
+
+
+def dev_env_lines(emu: Emulator) -> list[str]:
+    """``export KEY=value`` lines (valid for a POSIX shell and for ``.env`` files): the endpoint, a platform token, and one token per server for its own audience.
+
+    A V2 server (own audience) refuses the platform token, so each server gets its own variable.
+    """
+    lines = [
+        f"export MCP_PLATFORM_ENDPOINT={emu.base_url}",
+        f"export BEARER_TOKEN={emu.platform_token(expires_in=TOKEN_LIFETIME)}",
+    ]
+    for name in emu.servers:
+        token = emu.server_token(name, expires_in=TOKEN_LIFETIME)
+        lines.append(f"export {env_token_name(name)}={token}")
+    return lines
 
 
 async def _serve(config: EmulatorConfig, host: str, port: int) -> None:
