@@ -36,7 +36,7 @@ WEB_DIST = Path(__file__).parent / "web" / "dist"
 
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Agent 365 chat</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">
 <style>
 body {{ font: 15px/1.45 system-ui, sans-serif; margin: 0; background: #f4f5f7; color: #1b1d21; }}
 main {{ max-width: 760px; margin: 0 auto; padding: 16px; }}

@@ -24,7 +24,7 @@ class ScriptedModelError(RuntimeError):
 def _plan(last_user: str, tool_output: str | None) -> tuple[str, str, dict[str, Any] | None, str]:
     """(reasoning, text, tool call {"name", "args"} or None, failure) for the next model turn."""
     if tool_output is not None:
-        return "", f"Here is what the tool returned: {tool_output}", None, ""
+        return "", _answer(tool_output), None, ""
     if "fail" in last_user.lower():
         return "", "Let me think", None, "the scripted model failed on purpose"
     if "slow" in last_user.lower():
@@ -37,6 +37,14 @@ def _plan(last_user: str, tool_output: str | None) -> tuple[str, str, dict[str, 
         {"name": "get_weather", "args": {"city": city}},
         "",
     )
+
+
+def _answer(tool_output: str) -> str:
+    try:
+        weather = json.loads(tool_output)
+        return f"It is {weather['forecast']} and {weather['temperature']} °C in {weather['city']}."
+    except (ValueError, TypeError, KeyError):
+        return f"Here is what the tool returned: {tool_output}"
 
 
 def _words(text: str) -> list[str]:

@@ -23,7 +23,7 @@ function ToolPart({ part }) {
     <div className={`tool tool-${part.state}`} data-testid="tool" data-tool-name={toolName(part)}
       data-state={part.state}>
       <div className="tool-head">
-        <span className="tool-icon">🔧</span> <b>{toolName(part)}</b>
+        <span className="label">tool</span> <b>{toolName(part)}</b>
         <span className="badge" data-testid="tool-state">{part.state}</span>
       </div>
       <div className="label">input</div>
