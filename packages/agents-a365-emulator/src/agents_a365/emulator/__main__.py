@@ -35,34 +35,34 @@ def _banner(emu: Emulator) -> str:
         lines.append(f"  mcp server {name} ({server.kind}): {emu.server_url(name)}  audience: {audience}")
     lines.append(f"  threat protection: {emu.rtp_url}")
     lines.append(f"  inspect: {emu.base_url}/_emulator/requests")
-    lines.append("")
-    lines.extend(dev_environment(emu))
-    lines.append("")
+    lines.append("Platform token (valid 24h):")
+    lines.append(emu.platform_token(expires_in=TOKEN_LIFETIME))
+    lines.append("Development settings for the ToolingManifest.json path (paste into your shell or .env):")
+    lines.extend(dev_env_lines(emu))
     lines.append("Press Ctrl-C to stop.")
     return "\n".join(lines)
 
 
-def dev_token_variable(server_name: str) -> str:
-    """The variable the SDK's manifest path reads a server's own token from (``BEARER_TOKEN_<NAME>``)."""
+TOKEN_LIFETIME = 24 * 3600
+
+
+def env_token_name(server_name: str) -> str:
+    """The variable the tooling reads a server's development token from (same rule as the tooling)."""
     return "BEARER_TOKEN_" + re.sub(r"[^A-Z0-9]", "_", server_name.upper())
 
 
-def dev_environment(emu: Emulator, *, valid_for: int = 24 * 3600) -> list[str]:
-    """Shell lines that point an agent's ``ToolingManifest.json`` path at this emulator.
+def dev_env_lines(emu: Emulator) -> list[str]:
+    """``export KEY=value`` lines (valid for a POSIX shell and for ``.env`` files): the endpoint, a platform token, and one token per server for its own audience.
 
-    ``BEARER_TOKEN`` carries the platform audience (V1 servers share it); each server with its own audience
-    (V2, e.g. ``calendar``) gets ``BEARER_TOKEN_<NAME>``, without which it would answer 401.
+    A V2 server (own audience) refuses the platform token, so each server gets its own variable.
     """
     lines = [
-        f"# Development settings for the ToolingManifest.json path (tokens valid {valid_for // 3600} h):",
         f"export MCP_PLATFORM_ENDPOINT={emu.base_url}",
-        "export A365_ALLOW_INSECURE_HTTP=true",
-        f"export BEARER_TOKEN={emu.platform_token(expires_in=valid_for)}",
+        f"export BEARER_TOKEN={emu.platform_token(expires_in=TOKEN_LIFETIME)}",
     ]
-    for name, server in emu.servers.items():
-        if server.config.audience:
-            lines.append(f"# {name}: audience {server.config.audience}")
-            lines.append(f"export {dev_token_variable(name)}={emu.server_token(name, expires_in=valid_for)}")
+    for name in emu.servers:
+        token = emu.server_token(name, expires_in=TOKEN_LIFETIME)
+        lines.append(f"export {env_token_name(name)}={token}")
     return lines
 
 

@@ -1,0 +1,102 @@
+"""Browser tests: the system's Chromium (Debian package ``chromium``) driven by puppeteer-core from npm.
+
+The test command installs what it needs: ``apt-get install chromium`` when running as root on Debian
+(skipped with the reason otherwise), ``npm ci`` for puppeteer-core and the page's build.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from node_tools import NODE_MISSING, Node, find_node
+
+JS_DIR = Path(__file__).parent / "js"
+WEB_DIR = Path(__file__).resolve().parents[2] / "examples" / "ui_stream_app" / "web"
+APT_TIMEOUT = 600
+NPM_TIMEOUT = 300
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+
+def _which_browser() -> str | None:
+    configured = os.environ.get("A365_CHROMIUM")
+    if configured:
+        return configured
+    return next((path for name in BROWSERS if (path := shutil.which(name))), None)
+
+
+def _apt_install_chromium() -> str:
+    """Installs Debian's chromium; returns why not when it cannot ('' on success)."""
+    if shutil.which("apt-get") is None:
+        return "no apt-get on this machine"
+    if os.name != "posix" or os.geteuid() != 0:
+        return "not root, so apt-get cannot install it (run: sudo apt-get install -y chromium)"
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
+        try:
+            completed = subprocess.run(
+                command, capture_output=True, text=True, timeout=APT_TIMEOUT, check=False, env=env
+            )
+        except subprocess.TimeoutExpired:
+            return f"{' '.join(command)} did not finish within {APT_TIMEOUT}s"
+        if completed.returncode != 0:
+            return f"{' '.join(command)} failed: {completed.stderr[-500:]}"
+    return ""
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Path of a Chromium/Chrome executable, installing Debian's ``chromium`` package when possible."""
+    found = _which_browser()
+    if found is None:
+        reason = _apt_install_chromium()
+        found = _which_browser()
+        if found is None:
+            pytest.skip(f"no Chromium for the browser test: {reason or 'apt-get installed none'}")
+    return found
+
+
+@pytest.fixture(scope="session")
+def node() -> Node:
+    found = find_node()
+    if found is None:
+        pytest.fail(NODE_MISSING)
+    return found
+
+
+def _npm(node: Node, folder: Path, *args: str) -> None:
+    try:
+        completed = subprocess.run(
+            [*node.npm, *args],
+            cwd=folder,
+            env=node.env(),
+            capture_output=True,
+            text=True,
+            timeout=NPM_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"npm {' '.join(args)} in {folder} did not finish within {NPM_TIMEOUT}s")
+    if completed.returncode != 0:
+        pytest.fail(f"npm {' '.join(args)} in {folder} failed:\n{completed.stderr[-4000:]}")
+
+
+@pytest.fixture(scope="session")
+def puppeteer(node: Node) -> Path:
+    """The driver script, with puppeteer-core installed (``npm ci``: no browser download)."""
+    if not (JS_DIR / "node_modules" / "puppeteer-core").is_dir():
+        _npm(node, JS_DIR, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+    return JS_DIR / "drive.mjs"
+
+
+@pytest.fixture(scope="session")
+def chat_page_build(node: Node) -> Path:
+    """Builds the example's chat page from npm (``npm ci`` + esbuild) once per session."""
+    if not (WEB_DIR / "node_modules" / "@ai-sdk" / "react").is_dir():
+        _npm(node, WEB_DIR, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+    _npm(node, WEB_DIR, "run", "build", "--silent")
+    return WEB_DIR / "dist"
