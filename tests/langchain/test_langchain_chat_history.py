@@ -236,7 +236,7 @@ async def test_remote_failure_is_a_failed_result_and_the_orchestrator_is_named(
     assert "LangChain" in request.headers["user-agent"]
     emulator.faults.set("rtp", Fault(status=400))
     result = await service.send_chat_history_from_messages(
-        turn, [HumanMessage("x")], tool_options=ToolOptions(orchestrator_name="Custom")
+        turn, [HumanMessage("x")], options=ToolOptions(orchestrator_name="Custom")
     )
     assert not result.succeeded
     assert "Custom" in emulator.requests_for("rtp")[-1].headers["user-agent"]

@@ -269,13 +269,13 @@ async def test_header_values_with_cr_or_lf_never_go_out(emu: Emulator, guard: Gu
         text=f"hello{evil}",
     )
     async with LangChainService(configuration=config(emu)) as lc:
-        async with lc.mcp_tools(emu.authorization(), AUTH_HANDLER, turn, tool_options=None) as toolset:
+        async with lc.mcp_tools(emu.authorization(), AUTH_HANDLER, turn, options=None) as toolset:
             tools = {t.name: t for t in toolset.tools()}
             await tools["list_emails"].ainvoke({})
         from agents_a365.tooling import ToolOptions
 
         result = await lc.send_chat_history_from_messages(
-            turn, [], tool_options=ToolOptions(orchestrator_name=f"LC{evil}")
+            turn, [], options=ToolOptions(orchestrator_name=f"LC{evil}")
         )
     assert result.succeeded
     routes = {r.route for r in emu.requests}

@@ -5,6 +5,7 @@ and third parties') import the building blocks below, and nothing private. See d
 behaviour every extension must share and the contract suite that checks it.
 """
 
+from ._deprecation import check_options, renamed_kwargs
 from ._redact import redact_headers, scrub, scrubbed
 from .extension_base import ExtensionServiceBase
 from .mcp_http import mcp_http_client_factory, shared_ssl_context
@@ -14,9 +15,11 @@ from .tool_cache import ToolDefinitionCache, prime_output_schemas
 __all__ = [
     "ExtensionServiceBase",
     "ToolDefinitionCache",
+    "check_options",
     "mcp_http_client_factory",
     "prime_output_schemas",
     "redact_headers",
+    "renamed_kwargs",
     "scrub",
     "scrubbed",
     "shared_ssl_context",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import ClassVar, Self
 
+from ._deprecation import check_options
 from .configuration import ToolingConfiguration
 from .models import ToolOptions
 from .service import McpToolServerConfigurationService
@@ -40,6 +41,7 @@ class ExtensionServiceBase:
 
     def tool_options(self, options: ToolOptions | None) -> ToolOptions:
         """``options`` with this extension's orchestrator name and distribution filled in when absent."""
+        check_options(options, ToolOptions)
         options = options or ToolOptions()
         update: dict[str, str | None] = {}
         if not options.orchestrator_name:

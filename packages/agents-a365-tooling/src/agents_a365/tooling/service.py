@@ -30,6 +30,7 @@ from agents_a365.runtime import (
 
 from ._bounded_http import ResponseTooLargeError, parse_json, request_bounded
 from ._cache import AsyncTTLCache
+from ._deprecation import check_options
 from ._manifest import parse_entries, read_manifest
 from ._mcp_client import list_server_tools
 from ._redact import scrub
@@ -155,6 +156,7 @@ class McpToolServerConfigurationService:
         """
         if turn_context is None:
             raise ValueError("turn_context is required")
+        check_options(options, ToolOptions)
         orchestrator = options.orchestrator_name if options else None
         distribution = options.distribution if options else None
         cfg = self.configuration
@@ -401,8 +403,10 @@ class McpToolServerConfigurationService:
         Always sends, even an empty list (the platform registers the user message from it).
         Retries 408/425/429/5xx and connection errors with jittered exponential backoff,
         honouring ``Retry-After``, within one deadline (``chat_history_timeout``). Failures
-        come back as a failed :class:`OperationResult`; only bad arguments raise ``ValueError``.
+        come back as a failed :class:`OperationResult`; only bad arguments raise ``ValueError``
+        (missing values) or ``TypeError`` (wrong types).
         """
+        check_options(options, ToolOptions)
         request = _chat_message_request(turn_context, chat_history_messages)
         body = _serialize(request)
         headers = build_request_headers(
@@ -476,6 +480,10 @@ def _chat_message_request(
         raise ValueError("turn_context is required")
     if messages is None:
         raise ValueError("chat_history_messages is required")
+    if not isinstance(messages, list | tuple):
+        raise TypeError(
+            f"chat_history_messages must be a list of ChatHistoryMessage, got {type(messages).__name__}"
+        )
     activity = getattr(turn_context, "activity", None)
     if activity is None:
         raise ValueError("turn_context.activity is required")

@@ -19,6 +19,7 @@ from agents_a365.tooling import (
     MCPServerConfig,
     ToolOptions,
 )
+from agents_a365.tooling.extensibility import renamed_kwargs
 from agents_a365.tooling.extension_base import ExtensionServiceBase
 
 from ._connections import build_client, load_tools_per_call, open_sessions
@@ -66,7 +67,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
         auth_handler_name: str | None,
         turn_context: TurnContextLike,
         auth_token: str | None,
-        tool_options: ToolOptions | None,
+        options: ToolOptions | None,
     ) -> list[MCPServerConfig]:
         _require(turn_context, "turn_context")
         if auth_token is not None:
@@ -79,10 +80,11 @@ class McpToolRegistrationService(ExtensionServiceBase):
             authorization,
             auth_handler_name,
             auth_token,
-            options=self.tool_options(tool_options),
+            options=self.tool_options(options),
         )
 
     # -- tools -------------------------------------------------------------------------------
+    @renamed_kwargs(tool_options="options")
     @contextlib.asynccontextmanager
     async def mcp_tools(
         self,
@@ -91,7 +93,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
         turn_context: TurnContextLike,
         auth_token: str | None = None,
         *,
-        tool_options: ToolOptions | None = None,
+        options: ToolOptions | None = None,
         skip_unreachable: bool = False,
     ) -> AsyncIterator[McpToolset]:
         """The turn's MCP tools over one open session per server (the fast path).
@@ -117,9 +119,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
         calls raise ``McpServerConnectionError`` instead, and its entry is invalidated so the
         next turn lists it again.
         """
-        servers = await self._servers(
-            authorization, auth_handler_name, turn_context, auth_token, tool_options
-        )
+        servers = await self._servers(authorization, auth_handler_name, turn_context, auth_token, options)
         timeout = self.configuration.request_timeout
         client = build_client(servers, timeout)
         async with open_sessions(
@@ -131,6 +131,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
         ) as connected:
             yield McpToolset(connected.servers, connected.tools_by_server)
 
+    @renamed_kwargs(tool_options="options")
     async def get_mcp_toolset(
         self,
         authorization: AuthorizationLike | None,
@@ -138,7 +139,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
         turn_context: TurnContextLike,
         auth_token: str | None = None,
         *,
-        tool_options: ToolOptions | None = None,
+        options: ToolOptions | None = None,
         skip_unreachable: bool = False,
     ) -> McpToolset:
         """The turn's MCP tools, each opening its own MCP session per call (nothing to close).
@@ -146,9 +147,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
         ``skip_unreachable`` and the tool-definition cache as in :meth:`mcp_tools`: a warm turn
         makes no MCP request at all (a cached server that has become unreachable fails when its
         tools are called, and is listed again next turn)."""
-        servers = await self._servers(
-            authorization, auth_handler_name, turn_context, auth_token, tool_options
-        )
+        servers = await self._servers(authorization, auth_handler_name, turn_context, auth_token, options)
         timeout = self.configuration.request_timeout
         client = build_client(servers, timeout)
         connected = await load_tools_per_call(
@@ -160,6 +159,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
         )
         return McpToolset(connected.servers, connected.tools_by_server)
 
+    @renamed_kwargs(tool_options="options")
     async def get_mcp_tools(
         self,
         authorization: AuthorizationLike | None,
@@ -168,7 +168,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
         auth_token: str | None = None,
         *,
         existing_tools: Sequence[Any] = (),
-        tool_options: ToolOptions | None = None,
+        options: ToolOptions | None = None,
         skip_unreachable: bool = False,
     ) -> list[BaseTool]:
         """The MCP tools as LangChain tools, for custom graphs and ``bind_tools`` loops.
@@ -182,11 +182,12 @@ class McpToolRegistrationService(ExtensionServiceBase):
             auth_handler_name,
             turn_context,
             auth_token,
-            tool_options=tool_options,
+            options=options,
             skip_unreachable=skip_unreachable,
         )
         return toolset.tools(existing_tools)
 
+    @renamed_kwargs(tool_options="options")
     async def add_tool_servers_to_agent(
         self,
         authorization: AuthorizationLike | None,
@@ -196,7 +197,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
         *,
         agent_options: Mapping[str, Any],
         agent_factory: AgentFactory = create_agent,
-        tool_options: ToolOptions | None = None,
+        options: ToolOptions | None = None,
         skip_unreachable: bool = False,
     ) -> Any:
         """A new agent: ``agent_factory(**agent_options)`` with the MCP tools added to ``tools``.
@@ -214,19 +215,20 @@ class McpToolRegistrationService(ExtensionServiceBase):
             auth_handler_name,
             turn_context,
             auth_token,
-            tool_options=tool_options,
+            options=options,
             skip_unreachable=skip_unreachable,
         )
         return build_agent(toolset, agent_options, agent_factory)
 
     # -- chat history ------------------------------------------------------------------------
+    @renamed_kwargs(tool_options="options")
     async def send_chat_history(
         self,
         turn_context: TurnContextLike,
         graph: StateGraphLike,
         config: RunnableConfig,
         limit: int | None = None,
-        tool_options: ToolOptions | None = None,
+        options: ToolOptions | None = None,
     ) -> OperationResult:
         """Level 1: the messages of ``graph``'s state for ``config`` (e.g. a checkpointer's
         ``thread_id``). A failing ``aget_state``, or one that does not answer within
@@ -241,14 +243,15 @@ class McpToolRegistrationService(ExtensionServiceBase):
         except Exception as exc:  # TimeoutError included
             logger.warning("chat history: reading the graph state failed: %s", type(exc).__name__)
             return OperationResult.failed(exc)
-        return await self.send_chat_history_from_state(turn_context, snapshot, limit, tool_options)
+        return await self.send_chat_history_from_state(turn_context, snapshot, limit, options)
 
+    @renamed_kwargs(tool_options="options")
     async def send_chat_history_from_state(
         self,
         turn_context: TurnContextLike,
         state_snapshot: Any,
         limit: int | None = None,
-        tool_options: ToolOptions | None = None,
+        options: ToolOptions | None = None,
     ) -> OperationResult:
         """Level 2: ``state_snapshot.values["messages"]`` of a LangGraph ``StateSnapshot``."""
         _require(turn_context, "turn_context")
@@ -259,14 +262,15 @@ class McpToolRegistrationService(ExtensionServiceBase):
         )
         if messages is None:
             raise ValueError("state_snapshot must contain messages")
-        return await self.send_chat_history_from_messages(turn_context, messages, limit, tool_options)
+        return await self.send_chat_history_from_messages(turn_context, messages, limit, options)
 
+    @renamed_kwargs(tool_options="options")
     async def send_chat_history_from_chat_history(
         self,
         turn_context: TurnContextLike,
         chat_history: BaseChatMessageHistory,
         limit: int | None = None,
-        tool_options: ToolOptions | None = None,
+        options: ToolOptions | None = None,
     ) -> OperationResult:
         """Level 3: the messages of any ``BaseChatMessageHistory`` (``aget_messages``); a failing
         store, or one that does not answer within ``chat_history_timeout``, gives a failed result."""
@@ -278,14 +282,15 @@ class McpToolRegistrationService(ExtensionServiceBase):
         except Exception as exc:  # TimeoutError included
             logger.warning("chat history: reading the message history failed: %s", type(exc).__name__)
             return OperationResult.failed(exc)
-        return await self.send_chat_history_from_messages(turn_context, messages, limit, tool_options)
+        return await self.send_chat_history_from_messages(turn_context, messages, limit, options)
 
+    @renamed_kwargs(tool_options="options")
     async def send_chat_history_from_messages(
         self,
         turn_context: TurnContextLike,
         messages: Sequence[Any],
         limit: int | None = None,
-        tool_options: ToolOptions | None = None,
+        options: ToolOptions | None = None,
     ) -> OperationResult:
         """Level 4: convert LangChain messages and send them (``limit``: the most recent N).
 
@@ -296,5 +301,5 @@ class McpToolRegistrationService(ExtensionServiceBase):
         _require(messages, "messages")
         history: list[ChatHistoryMessage] = convert_messages(messages, limit)
         return await self.configuration_service.send_chat_history(
-            turn_context, history, options=self.tool_options(tool_options)
+            turn_context, history, options=self.tool_options(options)
         )
