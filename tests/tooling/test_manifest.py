@@ -72,9 +72,29 @@ async def test_bare_list_manifest_without_tokens(tmp_path: Path) -> None:
     assert server.headers["x-ms-channel-id"] == "msteams"
 
 
-async def test_missing_manifest_means_no_servers(tmp_path: Path) -> None:
-    async with McpToolServerConfigurationService(dev_config(tmp_path / "absent.json")) as svc:
-        assert await svc.list_tool_servers(make_turn_context(), None, None) == []
+async def test_missing_manifest_means_no_servers_and_one_loud_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    absent = tmp_path / "absent.json"
+    with caplog.at_level(logging.DEBUG, logger="agents_a365.tooling"):
+        async with McpToolServerConfigurationService(dev_config(absent)) as svc:
+            assert await svc.list_tool_servers(make_turn_context(), None, None) == []
+            assert await svc.list_tool_servers(make_turn_context(), None, None) == []  # the next turn
+    [warning] = [r for r in caplog.records if r.levelno == logging.WARNING]
+    message = warning.getMessage()
+    assert str(absent.resolve()) in message  # the file looked for
+    assert "NO MCP tools" in message
+    assert "A365_USE_TOOLING_MANIFEST=false" in message  # how to use the gateway instead
+    assert "A365_REQUIRE_TOOLING_MANIFEST=true" in message  # how to make it an error
+
+
+async def test_a_required_manifest_that_is_missing_is_an_error(tmp_path: Path) -> None:
+    config = ToolingConfiguration(
+        use_tooling_manifest=True, manifest_path=tmp_path / "absent.json", require_tooling_manifest=True
+    )
+    async with McpToolServerConfigurationService(config) as svc:
+        with pytest.raises(ToolServerDiscoveryError, match=r"no tooling manifest at .*absent\.json"):
+            await svc.list_tool_servers(make_turn_context(), None, None)
 
 
 @pytest.mark.parametrize("content", ["{not json", '{"servers": []}', '"text"'])

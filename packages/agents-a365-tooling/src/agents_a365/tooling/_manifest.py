@@ -68,12 +68,39 @@ def _without_duplicates(
     return unique
 
 
-def read_manifest(path: Path) -> list[ToolingManifestEntry]:
-    """Entries of the manifest at ``path``; an empty list when the file does not exist."""
+# Paths already warned about: a missing manifest is said once per process, not on every turn.
+_warned_missing: set[Path] = set()
+
+
+def read_manifest(path: Path, *, required: bool = False) -> list[ToolingManifestEntry]:
+    """Entries of the manifest at ``path``.
+
+    A missing file gives no MCP servers and one WARNING (the agent would otherwise answer without its
+    tools and nobody would notice), or a :class:`ToolServerDiscoveryError` when ``required``.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        logger.info("no tooling manifest at %s: no MCP servers", path)
+        where = path.resolve()
+        advice = (
+            'create it ({"mcpServers": [{"mcpServerName": "mail"}]}), or set '
+            "A365_USE_TOOLING_MANIFEST=false to discover servers through the tooling gateway"
+        )
+        if required:
+            raise ToolServerDiscoveryError(
+                f"no tooling manifest at {where} (A365_REQUIRE_TOOLING_MANIFEST is set): {advice}",
+                endpoint=str(path),
+            ) from None
+        if where not in _warned_missing:
+            _warned_missing.add(where)
+            logger.warning(
+                "no tooling manifest at %s: the agent gets NO MCP tools. To fix: %s "
+                "(A365_REQUIRE_TOOLING_MANIFEST=true makes this an error)",
+                where,
+                advice,
+            )
+        else:
+            logger.debug("no tooling manifest at %s: no MCP servers", where)
         return []
     except OSError as exc:
         raise ToolServerDiscoveryError(f"cannot read {path}: {exc}", endpoint=str(path)) from exc

@@ -30,6 +30,7 @@ class ToolingConfiguration(RuntimeConfiguration):
     ``mcp_platform_authentication_scope``   ``MCP_PLATFORM_AUTHENTICATION_SCOPE``       ``ea9ffc3e-…/.default``
     ``use_tooling_manifest``                ``A365_USE_TOOLING_MANIFEST``               development environment
     ``manifest_path``                       ``A365_TOOLING_MANIFEST``                   ``./ToolingManifest.json``
+    ``require_tooling_manifest``            ``A365_REQUIRE_TOOLING_MANIFEST``           false (missing: warning)
     ``request_timeout``                     ``A365_REQUEST_TIMEOUT``                    10 s
     ``chat_history_timeout``                ``A365_CHAT_HISTORY_TIMEOUT``               10 s
     ``chat_history_max_attempts``           ``A365_CHAT_HISTORY_MAX_ATTEMPTS``          3
@@ -66,6 +67,7 @@ class ToolingConfiguration(RuntimeConfiguration):
     manifest_path = Setting[Path](
         "A365_TOOLING_MANIFEST", Path(MANIFEST_FILE_NAME), lambda v: Path(v.strip())
     )
+    require_tooling_manifest = Setting("A365_REQUIRE_TOOLING_MANIFEST", False, parse_bool)
     request_timeout = Setting("A365_REQUEST_TIMEOUT", 10.0, parse_float)
     chat_history_timeout = Setting("A365_CHAT_HISTORY_TIMEOUT", 10.0, parse_float)
     chat_history_max_attempts = Setting("A365_CHAT_HISTORY_MAX_ATTEMPTS", 3, lambda v: int(v.strip()))
@@ -89,6 +91,7 @@ class ToolingConfiguration(RuntimeConfiguration):
         mcp_platform_authentication_scope: Override[str] | None = None,
         use_tooling_manifest: Override[bool] | None = None,
         manifest_path: Override[Path | str] | None = None,
+        require_tooling_manifest: Override[bool] | None = None,
         request_timeout: Override[float] | None = None,
         chat_history_timeout: Override[float] | None = None,
         chat_history_max_attempts: Override[int] | None = None,
@@ -113,6 +116,7 @@ class ToolingConfiguration(RuntimeConfiguration):
             mcp_platform_authentication_scope=mcp_platform_authentication_scope,
             _use_tooling_manifest=use_tooling_manifest,
             manifest_path=manifest_path,
+            require_tooling_manifest=require_tooling_manifest,
             request_timeout=request_timeout,
             chat_history_timeout=chat_history_timeout,
             chat_history_max_attempts=chat_history_max_attempts,

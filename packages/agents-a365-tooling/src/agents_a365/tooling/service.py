@@ -161,7 +161,9 @@ class McpToolServerConfigurationService:
         distribution = options.distribution if options else None
         cfg = self.configuration
         if cfg.use_tooling_manifest:
-            manifest = await asyncio.to_thread(read_manifest, cfg.manifest_path)
+            manifest = await asyncio.to_thread(
+                read_manifest, cfg.manifest_path, required=cfg.require_tooling_manifest
+            )
             servers = [self._to_server(entry) for entry in manifest]
             return self._attach_dev_tokens(servers, turn_context, auth_token, orchestrator, distribution)
 
