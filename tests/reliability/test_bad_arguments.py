@@ -15,7 +15,6 @@ from agents_a365.emulator.turns import make_turn_context
 from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration, ToolOptions
 from agents_a365.tooling.extensions.langchain import McpToolRegistrationService as LangChainService
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService as OpenAIService
-
 from support.platform import production_config
 
 

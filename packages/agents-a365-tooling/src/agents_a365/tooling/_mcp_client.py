@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import httpx
 from mcp import ClientSession
@@ -13,6 +14,11 @@ from ._redact import scrub
 from .errors import McpServerConnectionError
 from .mcp_http import shared_ssl_context
 from .models import MCPServerConfig
+
+logger = logging.getLogger(__name__)
+
+# A server repeating or inventing cursors must not keep a listing going (the deadline bounds it too).
+MAX_LIST_PAGES = 1000
 
 
 def _cause(exc: BaseException) -> str:
@@ -36,14 +42,17 @@ async def list_server_tools(server_name: str, server: MCPServerConfig, *, timeou
                 ClientSession(read, write) as session,
             ):
                 await session.initialize()
+                logger.debug("MCP session %r opened to list its tools", server_name)
                 tools: list[Tool] = []
                 cursor: str | None = None
-                while True:
+                for _ in range(MAX_LIST_PAGES):
                     page = await session.list_tools(cursor=cursor) if cursor else await session.list_tools()
                     tools.extend(page.tools)
                     cursor = page.nextCursor
                     if not cursor:
+                        logger.debug("MCP session %r: %d tool(s) listed, closing", server_name, len(tools))
                         return tools
+                raise RuntimeError(f"tools/list returned more than {MAX_LIST_PAGES} pages")
     except TimeoutError as exc:
         raise McpServerConnectionError(
             f"MCP server {server_name!r} at {server.url} did not answer within {timeout} s",

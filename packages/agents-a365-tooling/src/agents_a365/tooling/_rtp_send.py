@@ -70,6 +70,7 @@ async def send_chat_history_request(
             )
             break
         queue_left -= now() - queued_at
+        logger.debug("chat history send attempt %d to %s (%d bytes)", attempt, url, len(body))
         started = now()
         try:
             response = await request_bounded(

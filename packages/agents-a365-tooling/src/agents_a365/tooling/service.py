@@ -161,6 +161,7 @@ class McpToolServerConfigurationService:
         distribution = options.distribution if options else None
         cfg = self.configuration
         if cfg.use_tooling_manifest:
+            logger.debug("discovery from the tooling manifest %s", cfg.manifest_path)
             manifest = await asyncio.to_thread(
                 read_manifest, cfg.manifest_path, required=cfg.require_tooling_manifest
             )
@@ -279,7 +280,12 @@ class McpToolServerConfigurationService:
                 servers=servers,
             )
 
+        exchanged = False
+
         async def create() -> tuple[str, float]:
+            nonlocal exchanged
+            exchanged = True
+            logger.debug("token for scope %r (%s): cache miss, exchanging", scope, what)
             timeout = self.configuration.token_exchange_timeout
             try:
                 async with asyncio.timeout(timeout):
@@ -308,7 +314,10 @@ class McpToolServerConfigurationService:
 
         if key is None:
             return (await create())[0]
-        return await self._tokens.get_or_create(("token", key, auth_handler_name, scope), create)
+        token = await self._tokens.get_or_create(("token", key, auth_handler_name, scope), create)
+        if not exchanged:
+            logger.debug("token for scope %r (%s): cache hit", scope, what)
+        return token
 
     def _token_ttl(self, token: str) -> float:
         try:
@@ -332,7 +341,12 @@ class McpToolServerConfigurationService:
         url = f"{cfg.mcp_platform_endpoint}/agents/v2/{path_segment(agent_id)}/mcpServers"
         validate_token_url(url, allow_insecure_http=cfg.allow_insecure_http, what="tooling gateway")
 
+        fetched = False
+
         async def create() -> tuple[tuple[ToolingManifestEntry, ...], float]:
+            nonlocal fetched
+            fetched = True
+            logger.debug("discovery for agent %s: cache miss, asking %s", agent_id, url)
             headers = build_request_headers(
                 turn_context,
                 auth_token=auth_token,
@@ -372,12 +386,17 @@ class McpToolServerConfigurationService:
             except ValueError as exc:
                 raise ToolServerDiscoveryError(f"{source} answered malformed JSON", endpoint=url) from exc
             entries = tuple(parse_entries(data, source=source, endpoint=url))
-            logger.info("discovered %d MCP server(s) for agent %s", len(entries), agent_id)
+            logger.debug(
+                "discovered %d MCP server(s) for agent %s through %s", len(entries), agent_id, source
+            )
             return entries, cfg.discovery_cache_ttl
 
         if key is None:
             return (await create())[0]
-        return await self._discovery.get_or_create(("discovery", url, key), create)
+        entries = await self._discovery.get_or_create(("discovery", url, key), create)
+        if not fetched:
+            logger.debug("discovery for agent %s: cache hit (%d server(s))", agent_id, len(entries))
+        return entries
 
     # -- MCP -------------------------------------------------------------------------------
     async def get_mcp_client_tools(self, server_name: str, server_config: MCPServerConfig) -> list[Tool]:

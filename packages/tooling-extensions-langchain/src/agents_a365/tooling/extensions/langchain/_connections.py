@@ -246,6 +246,9 @@ async def load_tools_per_call(
     async def list_server(server: MCPServerConfig) -> list[BaseTool]:
         async with client.session(server.mcp_server_name) as session:
             definitions = await _list_definitions(session)
+        logger.debug(
+            "MCP session %r opened and closed to list %d tool(s)", server.mcp_server_name, len(definitions)
+        )
         cache.put(server.url, server.headers, definitions)
         return per_call_tools(server, definitions)
 
@@ -368,9 +371,11 @@ class _LazySession:
             async with self._client.session(name) as session:
                 if ready.done():  # expired (or the block exited) while connecting
                     return
+                logger.debug("MCP session %r opened (first tool call of the turn)", name)
                 prime_output_schemas(session, self._definitions)
                 ready.set_result(session)
                 await self._scope.stop.wait()
+            logger.debug("MCP session %r closed", name)
         except BaseException as exc:
             if not ready.done():
                 ready.set_exception(_connection_error(self._server, exc))
@@ -417,12 +422,14 @@ async def open_sessions(
         name = server.mcp_server_name
         try:
             async with client.session(name) as session:
+                logger.debug("MCP session %r opened for the turn", name)
                 definitions = await _list_definitions(session)
                 cache.put(server.url, server.headers, definitions)
                 tools = _to_langchain(definitions, server, cache, session=session, connection=None)
                 if not future.done():
                     future.set_result(tools)
                 await scope.stop.wait()
+            logger.debug("MCP session %r closed", name)
         except BaseException as exc:
             if not future.done():
                 future.set_exception(exc)

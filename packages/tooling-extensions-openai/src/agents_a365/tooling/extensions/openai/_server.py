@@ -156,6 +156,7 @@ class A365MCPServer(MCPServerStreamableHttp):
                 else:
                     ready.set_exception(exc)
             return
+        logger.debug("MCP server %r connected", self.name)
         if self._cached is not None and self.session is not None:
             prime_output_schemas(self.session, self._cached)
         ready.set_result(None)
@@ -169,6 +170,8 @@ class A365MCPServer(MCPServerStreamableHttp):
             await super().cleanup()  # type: ignore[no-untyped-call]
         except BaseException as exc:  # the SDK already logged it (credential-safe)
             logger.debug("MCP server %r: cleanup ended with %s", self.name, type(exc).__name__)
+        else:
+            logger.debug("MCP server %r closed", self.name)
 
     async def cleanup(self) -> None:
         owner = self._owner
