@@ -80,7 +80,7 @@ async def test_langchain_tool_options_is_a_deprecated_alias_of_options(
             )
         assert result.succeeded
         assert "Old" in emu.requests_for("rtp")[-1].headers["user-agent"]
-        with pytest.warns(DeprecationWarning):
+        with pytest.warns(DeprecationWarning, match="mcp_tools"):
             async with lc.mcp_tools(emu.authorization(), "AGENTIC", turn, tool_options=None) as toolset:
                 assert toolset.tools()
         with warnings.catch_warnings():
