@@ -64,6 +64,15 @@ def line(text: str, indent: int = 2) -> None:
     print(textwrap.indent(text, " " * indent))
 
 
+def _tool_text(output: Any) -> str:
+    """An MCP tool result as its JSON text, as the LangChain turn prints it (the SDK wraps it in parts)."""
+    parts = output if isinstance(output, list) else [output]
+    texts = [p.get("text") if isinstance(p, dict) else p for p in parts]
+    if all(isinstance(t, str) for t in texts):
+        return "".join(texts)
+    return json.dumps(output, default=str)
+
+
 def make_turn(text: str, turn_number: int) -> TurnContext:
     activity = Activity(
         type="message",
@@ -165,12 +174,16 @@ async def openai_turn(emu: Emulator, tooling: McpToolServerConfigurationService,
             tools = await asyncio.gather(*(s.list_tools() for s in agent.mcp_servers))
             line(f"servers registered: {', '.join(names)} ({sum(len(t) for t in tools)} tools)")
             result = await Runner.run(agent, turn.activity.text, session=session)
+        calls: dict[str, str] = {}
         for item in result.new_items:
             if isinstance(item, ToolCallItem):
                 raw: Any = item.raw_item
-                line(f"tool call -> {getattr(raw, 'name', '?')}({getattr(raw, 'arguments', '')})")
+                calls[str(getattr(raw, "call_id", ""))] = name = getattr(raw, "name", "?")
+                line(f"tool call -> {name}({getattr(raw, 'arguments', '')})")
             elif isinstance(item, ToolCallOutputItem):
-                line(f"tool result <- {str(item.output)[:160]}")
+                raw_output: Any = item.raw_item
+                call_id = raw_output.get("call_id") if isinstance(raw_output, dict) else None
+                line(f"tool result <- {calls.get(str(call_id), '?')}: {_tool_text(item.output)[:160]}")
         line(f"final answer: {result.final_output}")
         line(f"mail server state: {len(emu.servers['mail'].state.sent)} email(s) sent")
         await turn.send_activity(str(result.final_output))
@@ -200,9 +213,11 @@ async def main() -> int:
         async with McpToolServerConfigurationService(config) as service:
             turn = make_turn("Which tools do I have?", 1)
             await discover(emu, service, turn)
+            heading("Models")
             line(
-                f"models: {'real (OPENAI_API_KEY)' if real_models_enabled() else 'scripted, deterministic'}",
-                0,
+                "real (OPENAI_API_KEY)"
+                if real_models_enabled()
+                else "scripted, deterministic (no key, no network)"
             )
             await langchain_turn(
                 emu, service, make_turn("When am I free tomorrow, and what is my latest email?", 2)

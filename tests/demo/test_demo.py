@@ -39,6 +39,9 @@ def test_demo_runs_end_to_end(tmp_path: Path) -> None:
     assert "data: [DONE]" in out
     # An OpenAI Agents SDK turn sends an email through the mail MCP server.
     assert "tool call -> send_email" in out
+    # Tool results print the same way for both orchestrators: the tool's name, then its JSON.
+    assert 'tool result <- send_email: {"status": "sent", "id": "sent-1"' in out
+    assert 'tool result <- list_emails: [{"id": "inbox-1"' in out
     assert "mail server state: 1 email(s) sent" in out
     assert "final answer: Sent email sent-1 to ada@contoso.com." in out
     assert out.count("send_chat_history -> Succeeded") == 2
