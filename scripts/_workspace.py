@@ -24,7 +24,7 @@ UV = os.environ.get("UV") or shutil.which("uv") or "uv"
 # short name -> (folder under packages/, the test folders that are "that package's tests")
 _MEMBERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "runtime": ("agents-a365-runtime", ("tests/runtime",)),
-    "tooling": ("agents-a365-tooling", ("tests/tooling", "tests/contract")),
+    "tooling": ("agents-a365-tooling", ("tests/tooling",)),
     "langchain": ("tooling-extensions-langchain", ("tests/langchain", "tests/contract")),
     "openai": ("tooling-extensions-openai", ("tests/openai", "tests/contract")),
     "emulator": ("agents-a365-emulator", ("tests/emulator",)),

@@ -4,21 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
-import httpx
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import Tool
+from mcp.types import PaginatedRequestParams, Tool
 
 from ._redact import scrub
 from .errors import McpServerConnectionError
-from .mcp_http import shared_ssl_context
+from .mcp_http import _MCP_HTTPX, mcp_http_client_factory
 from .models import MCPServerConfig
 
 logger = logging.getLogger(__name__)
 
 # A server repeating or inventing cursors must not keep a listing going (the deadline bounds it too).
 MAX_LIST_PAGES = 1000
+
+
+def _timeout(seconds: float) -> Any:
+    return _MCP_HTTPX.Timeout(seconds)
 
 
 def _cause(exc: BaseException) -> str:
@@ -32,23 +36,22 @@ async def list_server_tools(server_name: str, server: MCPServerConfig, *, timeou
     try:
         async with asyncio.timeout(timeout):
             async with (
-                httpx.AsyncClient(
-                    headers=server.headers,
-                    timeout=timeout,
-                    follow_redirects=False,
-                    verify=shared_ssl_context(),
-                ) as http,
-                streamable_http_client(server.url, http_client=http) as (read, write, _),
-                ClientSession(read, write) as session,
+                # httpx (mcp 1) or httpx2 (mcp 2), no redirects, over the shared TLS context.
+                mcp_http_client_factory(headers=server.headers, timeout=_timeout(timeout)) as http,
+                # mcp 1 yields (read, write, get_session_id), mcp 2 (read, write).
+                streamable_http_client(server.url, http_client=http) as streams,
+                ClientSession(streams[0], streams[1]) as session,
             ):
                 await session.initialize()
                 logger.debug("MCP session %r opened to list its tools", server_name)
                 tools: list[Tool] = []
                 cursor: str | None = None
                 for _ in range(MAX_LIST_PAGES):
-                    page = await session.list_tools(cursor=cursor) if cursor else await session.list_tools()
+                    params = PaginatedRequestParams(cursor=cursor) if cursor else None
+                    page = await session.list_tools(params=params)
                     tools.extend(page.tools)
-                    cursor = page.nextCursor
+                    # mcp 2 types are snake_case.
+                    cursor = getattr(page, "next_cursor", None) or getattr(page, "nextCursor", None)
                     if not cursor:
                         logger.debug("MCP session %r: %d tool(s) listed, closing", server_name, len(tools))
                         return tools

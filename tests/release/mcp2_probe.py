@@ -1,0 +1,68 @@
+"""Run by tests/release/test_mcp2_fresh_venv.py inside a venv holding only the OpenAI extension (+ core).
+
+    python mcp2_probe.py <emulator base url> <platform token> <agent id>
+
+Registration (gateway discovery + MCP connect), one tool call over MCP, and a chat history send,
+through the extension's public API; prints a JSON report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata as md
+import json
+import sys
+from pathlib import Path
+
+from agents import Agent
+
+from agents_a365.tooling import ToolingConfiguration
+from agents_a365.tooling.extensions.openai import McpToolRegistrationService
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the real-TurnContext helper
+from support.turns import make_turn_context
+
+
+async def probe(base_url: str, token: str, agent_id: str, warm_turn: bool) -> dict[str, object]:
+    turn = make_turn_context(agentic_app_id=agent_id)
+    configuration = ToolingConfiguration(mcp_platform_endpoint=base_url, use_tooling_manifest=False)
+    async with McpToolRegistrationService(configuration=configuration) as service:
+        async with service.connected_agent(Agent(name="probe"), None, None, turn, auth_token=token) as agent:
+            [server] = agent.mcp_servers
+            tools = sorted(t.name for t in await server.list_tools())
+            result = await server.call_tool("search_emails", {"query": "report"})
+        warm_tools: list[str] = []
+        warm_text = ""
+        if warm_turn:
+            # A warm turn: tool definitions from the tooling service's cache, then a call.
+            async with service.connected_agent(
+                Agent(name="probe"), None, None, turn, auth_token=token
+            ) as agent:
+                [warm] = agent.mcp_servers
+                warm_tools = sorted(t.name for t in await warm.list_tools())
+                warm_result = await warm.call_tool("list_emails", {})
+                warm_text = "".join(getattr(c, "text", "") for c in warm_result.content)
+        sent = await service.send_chat_history_messages(
+            turn,
+            [{"role": "user", "content": "Find the report"}, {"role": "assistant", "content": "Found it."}],
+        )
+    return {
+        "mcp": md.version("mcp"),
+        "openai-agents": md.version("openai-agents"),
+        "server": server.name,
+        "tools": tools,
+        "tool_error": bool(getattr(result, "is_error", None) or getattr(result, "isError", None)),
+        "tool_text": "".join(getattr(c, "text", "") for c in result.content),
+        "history_sent": sent.succeeded,
+        "warm_tools": warm_tools,
+        "warm_text": warm_text,
+    }
+
+
+async def main(base_url: str, token: str, agent_id: str, mode: str) -> dict[str, object]:
+    async with asyncio.timeout(90):  # fail, never hang
+        return await probe(base_url, token, agent_id, mode == "warm")
+
+
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(main(*sys.argv[1:5]))))

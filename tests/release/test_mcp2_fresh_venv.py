@@ -1,0 +1,142 @@
+"""A user who installs only the OpenAI extension gets mcp 2.x, and the SDK works end to end with it.
+
+The wheels are built from this tree; a fresh venv gets the OpenAI extension's wheel, the core
+wheels from a local wheelhouse, and hosting-core (for a real TurnContext); everything else comes
+from the index at the newest allowed versions. The emulator runs from the workspace venv (on
+mcp 1.x) as its CLI, a separate process, exactly as a user would start it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agents_a365.emulator import DEFAULT_AGENT_ID
+from release.release_support import ROOT, UV
+
+PROBE = Path(__file__).with_name("mcp2_probe.py")
+WHEELS = ("agents_a365_runtime", "agents_a365_tooling", "agents_a365_tooling_extensions_openai")
+
+
+def run(*args: str | Path) -> str:
+    done = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, f"{args}\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+@pytest.fixture
+def emulator_process(tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """``a365-emulator`` with one V1 mail server: (base url, platform token)."""
+    config = tmp_path / "emulator.json"
+    config.write_text(json.dumps({"servers": [{"name": "mail", "kind": "mail"}]}))
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "agents_a365.emulator",
+            "--port",
+            "0",
+            "--config",
+            str(config),
+            "--log-level",
+            "warning",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        lines = []
+        for line in process.stdout:  # the banner: url first, the token after "Platform token"
+            lines.append(line.strip())
+            if line.startswith("Press Ctrl-C"):
+                break
+        base_url = lines[0].rsplit(" ", 1)[1]
+        token = lines[lines.index("Platform token (valid 24h):") + 1]
+        yield base_url, token
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+
+
+@pytest.fixture
+def mcp2_venv(tmp_path: Path) -> Path:
+    wheelhouse = tmp_path / "wheelhouse"
+    for wheel in WHEELS:
+        package = wheel.replace("_", "-")
+        run(
+            UV,
+            "build",
+            "--package",
+            package,
+            "--wheel",
+            "--quiet",
+            "--out-dir",
+            wheelhouse,
+            "--project",
+            ROOT,
+        )
+    venv = tmp_path / "venv"
+    run(UV, "venv", "--quiet", "--python", sys.executable, venv)
+    python = venv / "bin" / "python"
+    run(
+        UV,
+        "pip",
+        "install",
+        "--quiet",
+        "--python",
+        python,
+        *sorted(wheelhouse.glob("*.whl")),
+        "microsoft-agents-hosting-core>=1.9.0",
+    )
+    installed = run(UV, "pip", "freeze", "--python", python)
+    assert "langchain" not in installed
+    assert "agents-a365-emulator" not in installed
+    return python
+
+
+def test_openai_extension_alone_runs_on_mcp_2(mcp2_venv: Path, emulator_process: tuple[str, str]) -> None:
+    base_url, token = emulator_process
+    report = json.loads(run_probe(mcp2_venv, base_url, token, "cold"))
+    assert report["mcp"].split(".")[0] == "2", report
+    assert report["server"] == "mail"
+    assert "search_emails" in report["tools"]
+    assert not report["tool_error"]
+    assert "report" in report["tool_text"].lower()
+    assert report["history_sent"] is True
+    recorded = httpx.get(f"{base_url}/_emulator/requests", timeout=10).json()
+    assert "Agent365SDK/" in json.dumps(recorded)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap: the warm turn (cached tool definitions, lazy connect) does not finish on mcp 2.x",
+)
+def test_warm_turn_on_mcp_2(mcp2_venv: Path, emulator_process: tuple[str, str]) -> None:
+    base_url, token = emulator_process
+    report = json.loads(run_probe(mcp2_venv, base_url, token, "warm"))
+    assert report["warm_tools"] == report["tools"]
+    assert report["warm_text"]
+
+
+def run_probe(python: Path, base_url: str, token: str, mode: str) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [str(python), str(PROBE), base_url, token, DEFAULT_AGENT_ID, mode],
+        capture_output=True,
+        text=True,
+        timeout=150,
+        check=False,
+        env=env,
+        cwd=PROBE.parent,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout.strip().splitlines()[-1]
