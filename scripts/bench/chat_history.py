@@ -31,9 +31,9 @@ from _common import Samples, agent_id_for, emulator_process, header, make_turn, 
 from _ms_worker import make_openai_items
 from langchain_core.messages import AIMessage, HumanMessage
 
+from agents_a365.tooling._threat_protection import _chat_message_request, _serialize
 from agents_a365.tooling.extensions.langchain import convert_messages
 from agents_a365.tooling.extensions.openai._conversion import to_chat_history_messages
-from agents_a365.tooling.service import _chat_message_request, _serialize
 
 
 def serialize(turn: object, history: list) -> bytes:  # type: ignore[type-arg]

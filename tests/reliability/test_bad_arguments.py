@@ -88,3 +88,28 @@ async def test_langchain_tool_options_is_a_deprecated_alias_of_options(
             await lc.send_chat_history_from_messages(turn, [], options=ToolOptions(orchestrator_name="New"))
         with pytest.raises(TypeError, match="got both 'tool_options'"):
             await lc.send_chat_history_from_messages(turn, [], options=None, tool_options=None)
+
+
+async def test_a_bad_auth_token_fails_fast_on_the_manifest_path_in_every_extension(
+    emu: Emulator, tmp_path: Any
+) -> None:
+    # Validation lives in the core's discovery, so the OpenAI extension checks it too (it did not).
+    from agents import Agent
+
+    from agents_a365.runtime import InvalidTokenError, TokenExpiredError
+
+    manifest = tmp_path / "ToolingManifest.json"
+    manifest.write_text('{"mcpServers": [{"mcpServerName": "mail"}]}')
+    config = ToolingConfiguration(
+        use_tooling_manifest=True, manifest_path=manifest, mcp_platform_endpoint=emu.base_url
+    )
+    turn = _turn(emu)
+    expired = emu.platform_token(expires_in=-60)
+    async with OpenAIService(configuration=config) as oa, LangChainService(configuration=config) as lc:
+        with pytest.raises(TokenExpiredError):
+            await oa.add_tool_servers_to_agent(Agent(name="a"), None, None, turn, expired)
+        with pytest.raises(InvalidTokenError):
+            await oa.add_tool_servers_to_agent(Agent(name="a"), None, None, turn, "not-a-jwt")
+        with pytest.raises(TokenExpiredError):
+            await lc.get_mcp_tools(None, None, turn, expired)
+    assert emu.requests == []  # nothing was sent with a bad token

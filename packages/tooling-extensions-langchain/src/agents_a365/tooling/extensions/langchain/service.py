@@ -13,7 +13,7 @@ from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 
-from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextLike, validate_token
+from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextLike
 from agents_a365.tooling import (
     ChatHistoryMessage,
     MCPServerConfig,
@@ -45,11 +45,6 @@ def _require(value: Any, name: str) -> None:
         raise ValueError(f"{name} is required")
 
 
-def _strip_bearer(token: str) -> str:
-    token = token.strip()
-    return token[7:].strip() if token[:7].lower() == "bearer " else token
-
-
 class McpToolRegistrationService(ExtensionServiceBase):
     """Gives LangChain agents the MCP tools of Agent 365 and sends chat history to threat protection.
 
@@ -70,11 +65,6 @@ class McpToolRegistrationService(ExtensionServiceBase):
         options: ToolOptions | None,
     ) -> list[MCPServerConfig]:
         _require(turn_context, "turn_context")
-        if auth_token is not None:
-            # Fail fast on a malformed or expired token, also on the manifest path (which the
-            # tooling service leaves unchecked for opaque development tokens).
-            auth_token = _strip_bearer(auth_token)
-            validate_token(auth_token)
         return await self.configuration_service.list_tool_servers(
             turn_context,
             authorization,

@@ -1,0 +1,344 @@
+"""Discovery: the agent's MCP servers (manifest or tooling gateway) and a token per audience.
+
+Bearer stripping and validation of a caller's or exchanged token happen here, once, on every path (only
+``BEARER_TOKEN*`` development values may be opaque); tokens and gateway answers are
+cached per tenant, agent, user and scope with single flight (``_cache.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import time
+from typing import Protocol
+
+import httpx
+
+from agents_a365.runtime import (
+    AgenticAuthenticationService,
+    AuthorizationLike,
+    TurnContextLike,
+    decode_token_payload,
+    resolve_agent_identity,
+    validate_token,
+)
+
+from ._bounded_http import ResponseTooLargeError, parse_json, request_bounded
+from ._cache import AsyncTTLCache
+from ._deprecation import check_options
+from ._manifest import parse_entries, read_manifest
+from ._redact import scrub
+from ._scopes import is_v2_server, token_scope_for
+from ._turn import TurnKey
+from ._urls import path_segment, validate_server_name, validate_token_url
+from .configuration import ToolingConfiguration
+from .errors import TokenAcquisitionError, ToolServerDiscoveryError
+from .headers import build_request_headers
+from .models import MCPServerConfig, ToolingManifestEntry, ToolOptions
+
+logger = logging.getLogger("agents_a365.tooling.service")  # the name users already filter on
+
+
+def _env_token_name(server_name: str) -> str:
+    return "BEARER_TOKEN_" + re.sub(r"[^A-Z0-9]", "_", server_name.upper())
+
+
+def _strip_bearer(token: str) -> str:
+    token = token.strip()
+    return token[7:].strip() if token[:7].lower() == "bearer " else token
+
+
+class _Owner(Protocol):
+    """The facade that owns the settings and the HTTP client (one per event loop)."""
+
+    configuration: ToolingConfiguration
+
+    @property
+    def http_client(self) -> httpx.AsyncClient: ...
+
+
+class Discovery:
+    """``list_tool_servers`` and what it needs; owned by :class:`McpToolServerConfigurationService`."""
+
+    def __init__(self, owner: _Owner) -> None:
+        self._owner = owner
+        self.tokens: AsyncTTLCache[str] = AsyncTTLCache()
+        self.entries: AsyncTTLCache[tuple[ToolingManifestEntry, ...]] = AsyncTTLCache()
+
+    @property
+    def configuration(self) -> ToolingConfiguration:
+        return self._owner.configuration
+
+    @property
+    def http_client(self) -> httpx.AsyncClient:
+        return self._owner.http_client
+
+    def clear(self) -> None:
+        self.tokens.clear()
+        self.entries.clear()
+
+    async def list_tool_servers(
+        self,
+        turn_context: TurnContextLike,
+        authorization: AuthorizationLike | None,
+        auth_handler_name: str | None,
+        auth_token: str | None = None,
+        options: ToolOptions | None = None,
+    ) -> list[MCPServerConfig]:
+        """The agent's MCP servers, each with the headers to connect with.
+
+        Development (``use_tooling_manifest``): servers from ``ToolingManifest.json``,
+        tokens from ``BEARER_TOKEN_<NAME>`` then ``BEARER_TOKEN``. Production: a token for
+        the platform scope (exchanged when ``auth_token`` is not given), discovery through
+        the tooling gateway, then one token per distinct V2 scope, exchanged concurrently.
+        """
+        if turn_context is None:
+            raise ValueError("turn_context is required")
+        check_options(options, ToolOptions)
+        if auth_token is not None:
+            # A token the caller passes fails fast when malformed or expired, on every path
+            # (only BEARER_TOKEN* development values may be opaque).
+            auth_token = _strip_bearer(auth_token)
+            validate_token(auth_token)
+        orchestrator = options.orchestrator_name if options else None
+        distribution = options.distribution if options else None
+        cfg = self.configuration
+        if cfg.use_tooling_manifest:
+            logger.debug("discovery from the tooling manifest %s", cfg.manifest_path)
+            manifest = await asyncio.to_thread(
+                read_manifest, cfg.manifest_path, required=cfg.require_tooling_manifest
+            )
+            servers = [self._to_server(entry) for entry in manifest]
+            return self._attach_dev_tokens(servers, turn_context, auth_token, orchestrator, distribution)
+
+        key = TurnKey.of(turn_context)
+        platform_scope = cfg.mcp_platform_authentication_scope
+        if auth_token is None:
+            auth_token = await self._exchange(
+                authorization, auth_handler_name, turn_context, platform_scope, key, ("tooling gateway",)
+            )
+        auth_token = _strip_bearer(auth_token)
+        validate_token(auth_token)
+        agent_id = resolve_agent_identity(turn_context, auth_token)
+        if not agent_id:
+            raise ToolServerDiscoveryError(
+                "cannot resolve the agent identity: the activity is not agentic and the token "
+                "has no appid/azp claim"
+            )
+        entries = await self._discover(turn_context, auth_token, agent_id, orchestrator, key, distribution)
+        servers = [self._to_server(entry) for entry in entries]
+
+        # One exchange per distinct V2 scope, all at once; V1 servers share the platform token.
+        by_scope: dict[str, list[MCPServerConfig]] = {}
+        for server in servers:
+            by_scope.setdefault(token_scope_for(server, platform_scope), []).append(server)
+        tokens: dict[str, str] = {platform_scope: auth_token}
+        v2_scopes = [scope for scope in by_scope if scope != platform_scope]
+        if v2_scopes:
+            names = {s: tuple(x.mcp_server_name for x in by_scope[s]) for s in v2_scopes}
+            results = await asyncio.gather(
+                *(
+                    self._exchange(authorization, auth_handler_name, turn_context, s, key, names[s])
+                    for s in v2_scopes
+                )
+            )
+            tokens.update(zip(v2_scopes, results, strict=True))
+        return [
+            server.model_copy(
+                update={
+                    "headers": build_request_headers(
+                        turn_context,
+                        auth_token=tokens[token_scope_for(server, platform_scope)],
+                        identity_token=auth_token,
+                        orchestrator_name=orchestrator,
+                        distribution=distribution,
+                    )
+                }
+            )
+            for server in servers
+        ]
+
+    def _to_server(self, entry: ToolingManifestEntry) -> MCPServerConfig:
+        name = validate_server_name(entry.name or "")
+        url = entry.url or (
+            f"{self.configuration.mcp_platform_endpoint}/agents/servers/{path_segment(name)}/"
+        )
+        validate_token_url(
+            url, allow_insecure_http=self.configuration.allow_insecure_http, what=f"MCP server {name!r}"
+        )
+        return MCPServerConfig(
+            mcp_server_name=name,
+            mcp_server_unique_name=entry.mcp_server_unique_name,
+            url=url,
+            audience=entry.audience,
+            scope=entry.scope,
+            publisher=entry.publisher,
+        )
+
+    def _attach_dev_tokens(
+        self,
+        servers: list[MCPServerConfig],
+        turn_context: TurnContextLike,
+        auth_token: str | None,
+        orchestrator: str | None,
+        distribution: str | None = None,
+    ) -> list[MCPServerConfig]:
+        shared = os.environ.get("BEARER_TOKEN", "").strip() or (auth_token or "").strip()
+        result = []
+        for server in servers:
+            own = os.environ.get(_env_token_name(server.mcp_server_name), "").strip()
+            if not own and shared and is_v2_server(server):
+                logger.warning(
+                    "MCP server %r has its own audience but %s is not set: using the shared "
+                    "BEARER_TOKEN, which that server will likely reject",
+                    server.mcp_server_name,
+                    _env_token_name(server.mcp_server_name),
+                )
+            token = _strip_bearer(own or shared) or None
+            headers = build_request_headers(
+                turn_context,
+                auth_token=token,
+                identity_token=shared or token,
+                orchestrator_name=orchestrator,
+                distribution=distribution,
+            )
+            result.append(server.model_copy(update={"headers": headers}))
+        return result
+
+    async def _exchange(
+        self,
+        authorization: AuthorizationLike | None,
+        auth_handler_name: str | None,
+        turn_context: TurnContextLike,
+        scope: str,
+        key: TurnKey | None,
+        servers: tuple[str, ...],
+    ) -> str:
+        what = ", ".join(servers)
+        if authorization is None or not auth_handler_name:
+            raise TokenAcquisitionError(
+                f"a token for scope {scope!r} ({what}) is needed but no authorization and "
+                "auth_handler_name were given",
+                scope=scope,
+                servers=servers,
+            )
+
+        exchanged = False
+
+        async def create() -> tuple[str, float]:
+            nonlocal exchanged
+            exchanged = True
+            logger.debug("token for scope %r (%s): cache miss, exchanging", scope, what)
+            timeout = self.configuration.token_exchange_timeout
+            try:
+                async with asyncio.timeout(timeout):
+                    token = await AgenticAuthenticationService.get_agentic_user_token(
+                        authorization, auth_handler_name, turn_context, [scope]
+                    )
+            except TimeoutError as exc:
+                raise TokenAcquisitionError(
+                    f"token exchange for scope {scope!r} ({what}) did not answer within {timeout} s",
+                    scope=scope,
+                    servers=servers,
+                ) from exc
+            except Exception as exc:
+                raise TokenAcquisitionError(
+                    f"token exchange for scope {scope!r} ({what}) failed: {type(exc).__name__}: {scrub(exc)}",
+                    scope=scope,
+                    servers=servers,
+                ) from exc
+            if not token:
+                raise TokenAcquisitionError(
+                    f"token exchange for scope {scope!r} ({what}) returned no token",
+                    scope=scope,
+                    servers=servers,
+                )
+            return token, self._token_ttl(token)
+
+        if key is None:
+            return (await create())[0]
+        token = await self.tokens.get_or_create(("token", key, auth_handler_name, scope), create)
+        if not exchanged:
+            logger.debug("token for scope %r (%s): cache hit", scope, what)
+        return token
+
+    def _token_ttl(self, token: str) -> float:
+        try:
+            exp = decode_token_payload(token).get("exp")
+        except ValueError:
+            return 0.0
+        if not isinstance(exp, int | float):
+            return 0.0
+        return float(exp) - time.time() - self.configuration.token_expiry_skew
+
+    async def _discover(
+        self,
+        turn_context: TurnContextLike,
+        auth_token: str,
+        agent_id: str,
+        orchestrator: str | None,
+        key: TurnKey | None,
+        distribution: str | None = None,
+    ) -> tuple[ToolingManifestEntry, ...]:
+        cfg = self.configuration
+        url = f"{cfg.mcp_platform_endpoint}/agents/v2/{path_segment(agent_id)}/mcpServers"
+        validate_token_url(url, allow_insecure_http=cfg.allow_insecure_http, what="tooling gateway")
+
+        fetched = False
+
+        async def create() -> tuple[tuple[ToolingManifestEntry, ...], float]:
+            nonlocal fetched
+            fetched = True
+            logger.debug("discovery for agent %s: cache miss, asking %s", agent_id, url)
+            headers = build_request_headers(
+                turn_context,
+                auth_token=auth_token,
+                orchestrator_name=orchestrator,
+                correlation_id=True,
+                distribution=distribution,
+            )
+            source = f"tooling gateway {url}"
+            try:
+                response = await request_bounded(
+                    self.http_client,
+                    "GET",
+                    url,
+                    headers=headers,
+                    timeout=cfg.request_timeout,
+                    max_bytes=cfg.max_gateway_response_bytes,
+                    read_body=True,
+                )
+            except ResponseTooLargeError as exc:
+                raise ToolServerDiscoveryError(f"{source} answered a {exc}", endpoint=url) from exc
+            except (TimeoutError, httpx.TimeoutException) as exc:
+                raise ToolServerDiscoveryError(
+                    f"{source} did not answer within {cfg.request_timeout} s", endpoint=url
+                ) from exc
+            except httpx.HTTPError as exc:
+                raise ToolServerDiscoveryError(
+                    f"{source} is unreachable: {type(exc).__name__}: {scrub(exc)}", endpoint=url
+                ) from exc
+            if not response.is_success:
+                raise ToolServerDiscoveryError(
+                    f"{source} answered HTTP {response.status_code}",
+                    endpoint=url,
+                    status_code=response.status_code,
+                )
+            try:
+                data = parse_json(response.content)
+            except ValueError as exc:
+                raise ToolServerDiscoveryError(f"{source} answered malformed JSON", endpoint=url) from exc
+            entries = tuple(parse_entries(data, source=source, endpoint=url))
+            logger.debug(
+                "discovered %d MCP server(s) for agent %s through %s", len(entries), agent_id, source
+            )
+            return entries, cfg.discovery_cache_ttl
+
+        if key is None:
+            return (await create())[0]
+        entries = await self.entries.get_or_create(("discovery", url, key), create)
+        if not fetched:
+            logger.debug("discovery for agent %s: cache hit (%d server(s))", agent_id, len(entries))
+        return entries
