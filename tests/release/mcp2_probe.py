@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.metadata as md
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -19,8 +20,17 @@ from agents import Agent
 from agents_a365.tooling import ToolingConfiguration
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the real-TurnContext helper
-from support.turns import make_turn_context
+# The real-TurnContext helper ships with the emulator, which this venv must not install (it pins mcp<2):
+# load that one self-contained module from the source tree.
+_TURNS = (
+    Path(__file__).resolve().parents[2] / "packages/agents-a365-emulator/src/agents_a365/emulator/turns.py"
+)
+_spec = importlib.util.spec_from_file_location("a365_dev_turns", _TURNS)
+assert _spec is not None
+assert _spec.loader is not None
+_turns = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_turns)
+make_turn_context = _turns.make_turn_context
 
 
 async def probe(base_url: str, token: str, agent_id: str, warm_turn: bool) -> dict[str, object]:
