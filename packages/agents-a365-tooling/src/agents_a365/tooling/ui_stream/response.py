@@ -23,8 +23,8 @@ UI_MESSAGE_STREAM_HEADERS: Mapping[str, str] = {
 """The headers the AI SDK's own ``createUIMessageStreamResponse`` sends."""
 
 _INSTALL_HINT = (
-    "ui_message_stream_response needs starlette: install the 'server' extra, e.g. "
-    "pip install 'agents-a365-tooling-extensions-langchain[server]'"
+    "ui_message_stream_response needs starlette: pip install 'agents-a365-tooling[ui]' "
+    "(your extension's 'server' extra brings it too)"
 )
 
 
