@@ -52,7 +52,9 @@ async def test_sends_the_chat_message_request(
         }
     ]
     [request] = emulator.requests_for("rtp")
-    assert request.headers["user-agent"] == get_user_agent_header("LangChain", distribution="agents-a365-tooling")
+    assert request.headers["user-agent"] == get_user_agent_header(
+        "LangChain", distribution="agents-a365-tooling"
+    )
     assert request.headers["x-ms-channel-id"] == "msteams"
     assert request.headers["x-ms-subchannel-id"] == "email"
     assert request.headers["content-type"] == "application/json"
