@@ -19,7 +19,7 @@ FOLDERS = sorted(p.name for p in (ROOT / "packages").iterdir() if (p / "pyprojec
 UV = os.environ.get("UV") or shutil.which("uv") or "uv"
 
 
-def tested_pythons() -> set[str]:
+def _pythons_under_test() -> set[str]:
     """The Python versions of the CI test matrix: the only ones a classifier may claim."""
     ci = yaml.safe_load((ROOT / ".github/workflows/ci.yml").read_text())
     return {str(v) for v in ci["jobs"]["tests"]["strategy"]["matrix"]["python-version"]}
@@ -76,7 +76,8 @@ def test_built_metadata(dist: Path, folder: str) -> None:
     pythons = {
         c.rsplit(" :: ", 1)[1] for c in classifiers if c.startswith("Programming Language :: Python :: 3.")
     }
-    assert pythons == tested_pythons()
+    assert pythons == _pythons_under_test()
     assert (
-        meta["Requires-Python"] == f">={min(tested_pythons(), key=lambda v: tuple(map(int, v.split('.'))))}"
+        meta["Requires-Python"]
+        == f">={min(_pythons_under_test(), key=lambda v: tuple(map(int, v.split('.'))))}"
     )
