@@ -108,3 +108,22 @@ def test_name_clash_rule() -> None:
 def test_unsafe_server_names_give_provider_safe_tool_names() -> None:
     names = [t.name for t in resolve_tool_names([], {"my server.v2": [_tool("x")], "other": [_tool("x")]})]
     assert names == ["my_server_v2_x", "other_x"]
+
+
+class _RedactingMessage(HumanMessage):
+    """A message class that knows its own text better than its content (e.g. strips markup)."""
+
+    @property
+    def text(self) -> str:  # type: ignore[override]
+        return str(self.content).replace("<b>", "").replace("</b>", "")
+
+
+def test_a_message_class_overriding_text_is_honoured_and_plain_parts_keep_one_space() -> None:
+    assert extract_text(_RedactingMessage("<b>hello</b>")) == "hello"
+    assert extract_text(HumanMessage("<b>hello</b>")) == "<b>hello</b>"  # no override: the content as is
+    # langchain-core's own ``.text`` joins parts with no separator; both extensions join with one space.
+    assert extract_text(HumanMessage(content=["first part", {"type": "text", "text": "second"}])) == (
+        "first part second"
+    )
+    [converted] = convert_messages([_RedactingMessage("<b>x</b>")])
+    assert converted.content == "x"

@@ -7,6 +7,7 @@ a message that cannot be converted is skipped and logged, the others are kept.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import re
 import uuid
@@ -14,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from agents_a365.tooling import ChatHistoryMessage
 from agents_a365.tooling.message_construction import (
@@ -115,14 +116,35 @@ def _part_text(part: Any) -> str | None:
     return text if isinstance(text, str) else None
 
 
+_BASE_TEXT = inspect.getattr_static(BaseMessage, "text", None)
+
+
+_OVERRIDES: dict[type, bool] = {}
+
+
+def _overrides_text(cls: type) -> bool:
+    """Whether a message class defines its own ``text`` (langchain-core's is the default); cached per class."""
+    known = _OVERRIDES.get(cls)
+    if known is None:
+        known = _OVERRIDES[cls] = (
+            issubclass(cls, BaseMessage) and inspect.getattr_static(cls, "text", None) is not _BASE_TEXT
+        )
+    return known
+
+
 def extract_text(message: Any) -> str | None:
     """The text of ``message``, or ``None`` when it has none.
 
-    Order: string ``content``; the text parts of list ``content`` joined by one space (as the
-    OpenAI extension joins content parts, so both send the same text — langchain-core's
-    ``.text`` would concatenate them with no separator); then the ``text`` accessor for
-    other shapes. Whitespace-only text counts as no text.
+    Order: the message's own ``text`` accessor when its class overrides langchain-core's (the
+    class knows its text best); string ``content``; the text parts of list ``content`` joined
+    by one space (as the OpenAI extension joins content parts, so both send the same text —
+    langchain-core's ``.text`` would concatenate them with no separator); then the ``text``
+    accessor for other shapes. Whitespace-only text counts as no text.
     """
+    if _overrides_text(type(message)):
+        own = _text_accessor(message)
+        if own is not None and own.strip():
+            return own
     content = getattr(message, "content", None)
     if isinstance(content, str):
         return content if content.strip() else None
@@ -194,6 +216,7 @@ def convert_messages(messages: Any, limit: int | None = None) -> list[ChatHistor
     converted: list[ChatHistoryMessage] = []
     skipped_empty = 0
     skipped_failed = 0
+    skipped_calls = 0
     direct = DIRECT_CONSTRUCTION
     for message in items:
         # Fast path for what histories hold nearly always: Human/AI/System/ToolMessage (exact classes,
@@ -238,9 +261,14 @@ def convert_messages(messages: Any, limit: int | None = None) -> list[ChatHistor
             logger.debug("skipping a message that failed conversion: %s", type(exc).__name__)
             continue
         if result is None:
-            skipped_empty += 1
+            if getattr(message, "tool_calls", None):
+                skipped_calls += 1  # an assistant turn that only calls tools: normal, nothing to act on
+            else:
+                skipped_empty += 1
             continue
         converted.append(result)
+    if skipped_calls:
+        logger.debug("chat history: skipped %d tool-call-only message(s) (no text)", skipped_calls)
     if skipped_empty or skipped_failed:
         logger.warning(
             "chat history: skipped %d message(s) without text and %d that failed conversion",
