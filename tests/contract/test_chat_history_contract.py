@@ -17,14 +17,14 @@ from contract.conversation import GENERATED, SCENARIOS, Scenario, expected_histo
 from support.platform import production_config
 from support.turns import make_turn_context
 
-SURFACES = [
-    (adapter_name, surface_name)
-    for adapter_name, surfaces in {
-        "langchain": ("messages", "graph_state", "chat_message_history"),
-        "openai": ("input_items", "sqlite_session"),
-    }.items()
-    for surface_name in surfaces
-]
+def _all_surfaces() -> list[tuple[str, str]]:
+    # Derived from the adapters: a new extension is one adapter, with no list to keep in step here.
+    # (Building a service does no I/O: its HTTP client is created on first use.)
+    tooling = McpToolServerConfigurationService()
+    return [(name, s.name) for name, make in sorted(ADAPTERS.items()) for s in make(tooling).surfaces()]
+
+
+SURFACES = _all_surfaces()
 
 
 def normalize(record: dict[str, Any], started: datetime) -> list[tuple[str, str, str]]:
