@@ -27,6 +27,7 @@ from agents_a365.tooling import (
 )
 from agents_a365.tooling.extensions.langchain import McpToolRegistrationService as LangChainService
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService as OpenAIService
+from support.jwt import make_jwt
 from support.turns import make_turn_context
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `streamable_http_client` instead:DeprecationWarning")
@@ -159,7 +160,9 @@ async def test_manifest_url_that_would_expose_a_token_is_refused(tmp_path: Path,
     configuration = ToolingConfiguration(use_tooling_manifest=True, manifest_path=_manifest(tmp_path, url))
     async with McpToolServerConfigurationService(configuration) as svc:
         with pytest.raises(ToolServerConfigurationError, match="MCP server 'mail'"):
-            await svc.list_tool_servers(make_turn_context(), None, None, auth_token="t")
+            await svc.list_tool_servers(
+                make_turn_context(), None, None, auth_token=make_jwt()
+            )  # a valid token: this test is about the URL
 
 
 @pytest.mark.parametrize(
@@ -168,7 +171,9 @@ async def test_manifest_url_that_would_expose_a_token_is_refused(tmp_path: Path,
 async def test_plain_http_to_loopback_is_allowed(tmp_path: Path, url: str) -> None:
     configuration = ToolingConfiguration(use_tooling_manifest=True, manifest_path=_manifest(tmp_path, url))
     async with McpToolServerConfigurationService(configuration) as svc:
-        [server] = await svc.list_tool_servers(make_turn_context(), None, None, auth_token="t")
+        [server] = await svc.list_tool_servers(
+            make_turn_context(), None, None, auth_token=make_jwt()
+        )  # a valid token: this test is about the URL
     assert server.url == url
 
 
@@ -178,7 +183,9 @@ async def test_allow_insecure_http_permits_plain_http_for_development(tmp_path: 
         use_tooling_manifest=True, manifest_path=_manifest(tmp_path, url), allow_insecure_http=True
     )
     async with McpToolServerConfigurationService(configuration) as svc:
-        [server] = await svc.list_tool_servers(make_turn_context(), None, None, auth_token="t")
+        [server] = await svc.list_tool_servers(
+            make_turn_context(), None, None, auth_token=make_jwt()
+        )  # a valid token: this test is about the URL
     assert server.url == url
     # Other schemes stay refused even then.
     configuration = ToolingConfiguration(
@@ -186,7 +193,9 @@ async def test_allow_insecure_http_permits_plain_http_for_development(tmp_path: 
     )
     async with McpToolServerConfigurationService(configuration) as svc:
         with pytest.raises(ToolServerConfigurationError):
-            await svc.list_tool_servers(make_turn_context(), None, None, auth_token="t")
+            await svc.list_tool_servers(
+                make_turn_context(), None, None, auth_token=make_jwt()
+            )  # a valid token: this test is about the URL
 
 
 @pytest.mark.parametrize(
