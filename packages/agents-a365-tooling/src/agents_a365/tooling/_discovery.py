@@ -12,7 +12,6 @@ import logging
 import os
 import re
 import time
-from typing import Protocol
 
 import httpx
 
@@ -29,11 +28,11 @@ from ._bounded_http import ResponseTooLargeError, parse_json, request_bounded
 from ._cache import AsyncTTLCache
 from ._deprecation import check_options
 from ._manifest import parse_entries, read_manifest
+from ._part import Owner, ServicePart
 from ._redact import scrub
 from ._scopes import is_v2_server, token_scope_for
 from ._turn import TurnKey
 from ._urls import path_segment, validate_server_name, validate_token_url
-from .configuration import ToolingConfiguration
 from .errors import TokenAcquisitionError, ToolServerDiscoveryError
 from .headers import build_request_headers
 from .models import MCPServerConfig, ToolingManifestEntry, ToolOptions
@@ -50,30 +49,13 @@ def _strip_bearer(token: str) -> str:
     return token[7:].strip() if token[:7].lower() == "bearer " else token
 
 
-class _Owner(Protocol):
-    """The facade that owns the settings and the HTTP client (one per event loop)."""
-
-    configuration: ToolingConfiguration
-
-    @property
-    def http_client(self) -> httpx.AsyncClient: ...
-
-
-class Discovery:
+class Discovery(ServicePart):
     """``list_tool_servers`` and what it needs; owned by :class:`McpToolServerConfigurationService`."""
 
-    def __init__(self, owner: _Owner) -> None:
-        self._owner = owner
+    def __init__(self, owner: Owner) -> None:
+        super().__init__(owner)
         self.tokens: AsyncTTLCache[str] = AsyncTTLCache()
         self.entries: AsyncTTLCache[tuple[ToolingManifestEntry, ...]] = AsyncTTLCache()
-
-    @property
-    def configuration(self) -> ToolingConfiguration:
-        return self._owner.configuration
-
-    @property
-    def http_client(self) -> httpx.AsyncClient:
-        return self._owner.http_client
 
     def clear(self) -> None:
         self.tokens.clear()
@@ -87,13 +69,7 @@ class Discovery:
         auth_token: str | None = None,
         options: ToolOptions | None = None,
     ) -> list[MCPServerConfig]:
-        """The agent's MCP servers, each with the headers to connect with.
-
-        Development (``use_tooling_manifest``): servers from ``ToolingManifest.json``,
-        tokens from ``BEARER_TOKEN_<NAME>`` then ``BEARER_TOKEN``. Production: a token for
-        the platform scope (exchanged when ``auth_token`` is not given), discovery through
-        the tooling gateway, then one token per distinct V2 scope, exchanged concurrently.
-        """
+        """See :meth:`McpToolServerConfigurationService.list_tool_servers`."""
         if turn_context is None:
             raise ValueError("turn_context is required")
         check_options(options, ToolOptions)

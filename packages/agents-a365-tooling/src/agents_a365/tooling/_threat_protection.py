@@ -7,17 +7,16 @@ import json
 import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
-import httpx
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from agents_a365.runtime import OperationResult, TurnContextLike
 
 from ._deprecation import check_options
+from ._part import Owner, ServicePart
 from ._rtp_send import RtpSendSettings, send_chat_history_request
-from .configuration import ToolingConfiguration
 from .constants import CHAT_HISTORY_PATH
 from .headers import build_request_headers
 from .models import ChatHistoryMessage, ChatMessageRequest, ToolOptions, as_utc
@@ -25,29 +24,12 @@ from .models import ChatHistoryMessage, ChatMessageRequest, ToolOptions, as_utc
 logger = logging.getLogger("agents_a365.tooling.service")
 
 
-class _Owner(Protocol):
-    """The facade that owns the settings and the HTTP client (one per event loop)."""
-
-    configuration: ToolingConfiguration
-
-    @property
-    def http_client(self) -> httpx.AsyncClient: ...
-
-
-class ThreatProtection:
+class ThreatProtection(ServicePart):
     """``send_chat_history`` and its in-flight bound; owned by :class:`McpToolServerConfigurationService`."""
 
-    def __init__(self, owner: _Owner) -> None:
-        self._owner = owner
+    def __init__(self, owner: Owner) -> None:
+        super().__init__(owner)
         self._rtp_semaphore: asyncio.Semaphore | None = None
-
-    @property
-    def configuration(self) -> ToolingConfiguration:
-        return self._owner.configuration
-
-    @property
-    def http_client(self) -> httpx.AsyncClient:
-        return self._owner.http_client
 
     def reset(self) -> None:
         """Forget the semaphore of another event loop."""
@@ -59,14 +41,7 @@ class ThreatProtection:
         chat_history_messages: Sequence[ChatHistoryMessage],
         options: ToolOptions | None = None,
     ) -> OperationResult:
-        """POST the conversation to real-time threat protection.
-
-        Always sends, even an empty list (the platform registers the user message from it).
-        Retries 408/425/429/5xx and connection errors with jittered exponential backoff,
-        honouring ``Retry-After``, within one deadline (``chat_history_timeout``). Failures
-        come back as a failed :class:`OperationResult`; only bad arguments raise ``ValueError``
-        (missing values) or ``TypeError`` (wrong types).
-        """
+        """See :meth:`McpToolServerConfigurationService.send_chat_history`."""
         check_options(options, ToolOptions)
         request = _chat_message_request(turn_context, chat_history_messages)
         body = _serialize(request)
