@@ -23,10 +23,11 @@ from agents.items import ToolCallItem, ToolCallOutputItem
 from demo_models import langchain_model, openai_model, real_models_enabled
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from microsoft_agents.activity import Activity, ChannelAccount, ConversationAccount, RoleTypes
-from microsoft_agents.hosting.core import ChannelAdapter, TurnContext
+from microsoft_agents.activity import Activity
+from microsoft_agents.hosting.core import TurnContext
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator
+from agents_a365.emulator.turns import RecordingAdapter, make_turn_context
 from agents_a365.runtime import decode_token_payload
 from agents_a365.tooling import (
     MCPServerConfig,
@@ -41,19 +42,13 @@ from agents_a365.tooling.extensions.langchain.ui_stream import stream_langgraph
 AUTH_HANDLER = "AGENTIC"
 
 
-class ConsoleAdapter(ChannelAdapter):  # type: ignore[misc]
+class ConsoleAdapter(RecordingAdapter):
     """Prints what the agent sends back to the channel."""
 
-    async def send_activities(self, context: TurnContext, activities: list[Activity]) -> list[Any]:
+    async def send_activities(self, context: Any, activities: list[Activity]) -> list[Any]:
         for activity in activities:
             line(f"agent -> channel: {activity.text}")
-        return []
-
-    async def update_activity(self, context: TurnContext, activity: Activity) -> None:
-        raise NotImplementedError
-
-    async def delete_activity(self, context: TurnContext, reference: Any) -> None:
-        raise NotImplementedError
+        return await super().send_activities(context, activities)
 
 
 def heading(text: str) -> None:
@@ -74,19 +69,14 @@ def _tool_text(output: Any) -> str:
 
 
 def make_turn(text: str, turn_number: int) -> TurnContext:
-    activity = Activity(
-        type="message",
-        id=f"activity-{turn_number}",
+    # The emulator's helper: a real hosting-core Activity in a real TurnContext (replies to the console).
+    return make_turn_context(
         text=text,
-        channel_id="msteams:email",
-        from_property=ChannelAccount(id="user-1", aad_object_id="user-1", name="Ada"),
-        recipient=ChannelAccount(
-            id="agent", role=RoleTypes.agentic_identity, agentic_app_id=DEFAULT_AGENT_ID, tenant_id="tenant-1"
-        ),
-        conversation=ConversationAccount(id="conversation-1", tenant_id="tenant-1"),
-        service_url="http://127.0.0.1/console",  # replies go to the console adapter
+        activity_id=f"activity-{turn_number}",
+        conversation_id="conversation-1",
+        agentic_app_id=DEFAULT_AGENT_ID,
+        adapter=ConsoleAdapter(),
     )
-    return TurnContext(ConsoleAdapter(), activity)
 
 
 def describe_server(server: MCPServerConfig) -> str:

@@ -35,12 +35,10 @@ from pathlib import Path
 from langchain_core.messages import AIMessage, HumanMessage
 
 from agents_a365.emulator import Emulator, TokenIssuer
+from agents_a365.emulator.turns import make_turn_context
 from agents_a365.runtime import get_user_agent_header
 from agents_a365.tooling import ToolingConfiguration
 from agents_a365.tooling.extensions.langchain import ORCHESTRATOR_NAME, McpToolRegistrationService
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from support.turns import make_turn_context
 
 AUTH_HANDLER = "AGENTIC"
 MEMORY_GROWTH_LIMIT = 0.10

@@ -26,10 +26,10 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from microsoft_agents.activity import Activity, ChannelAccount, ConversationAccount, RoleTypes
-from microsoft_agents.hosting.core import ChannelAdapter, TurnContext
+from microsoft_agents.hosting.core import TurnContext
 
 from agents_a365.emulator import EmulatorAuthorization, EmulatorConfig, ServerConfig, TokenIssuer
+from agents_a365.emulator.turns import make_turn_context
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH_DIR = Path(__file__).resolve().parent
@@ -98,31 +98,9 @@ class Samples:
 # -- turns ---------------------------------------------------------------------------------------------------
 
 
-class _Adapter(ChannelAdapter):  # type: ignore[misc]
-    async def send_activities(self, context: TurnContext, activities: list[Activity]) -> list[Any]:
-        return []
-
-    async def update_activity(self, context: TurnContext, activity: Activity) -> None:
-        raise NotImplementedError
-
-    async def delete_activity(self, context: TurnContext, reference: Any) -> None:
-        raise NotImplementedError
-
-
 def make_turn(agent_id: str, user: str = "user-1", text: str = "What is on my calendar?") -> TurnContext:
-    """A real hosting-core turn for an agentic recipient (same shape as tests/support/turns.py)."""
-    activity = Activity(
-        type="message",
-        channel_id="msteams:email",
-        from_property=ChannelAccount(id=user, aad_object_id=user),
-        recipient=ChannelAccount(
-            id="agent-1", role=RoleTypes.agentic_identity, agentic_app_id=agent_id, tenant_id="tenant-1"
-        ),
-        conversation=ConversationAccount(id="conversation-1", tenant_id="tenant-1"),
-        id="activity-1",
-        text=text,
-    )
-    return TurnContext(_Adapter(), activity)
+    """A real hosting-core turn for an agentic recipient (the emulator's helper, as the tests use)."""
+    return make_turn_context(agentic_app_id=agent_id, user_id=user, text=text)
 
 
 # -- the emulator process ------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from contract.conversation import GENERATED, SCENARIOS, Scenario, expected_histo
 from support.platform import production_config
 from support.turns import make_turn_context
 
+
 def _all_surfaces() -> list[tuple[str, str]]:
     # Derived from the adapters: a new extension is one adapter, with no list to keep in step here.
     # (Building a service does no I/O: its HTTP client is created on first use.)

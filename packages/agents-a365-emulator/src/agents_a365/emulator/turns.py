@@ -50,6 +50,7 @@ def make_turn_context(
     agentic_app_id: str | None = None,
     blueprint_id: str | None = None,
     service_url: str = "http://127.0.0.1/recording-adapter",
+    adapter: ChannelAdapter | None = None,
     **activity_fields: Any,
 ) -> TurnContext:
     """A real ``TurnContext`` over a real ``Activity``.
@@ -84,7 +85,7 @@ def make_turn_context(
     if text is not None:
         fields["text"] = text
     activity = Activity(**fields, **activity_fields)
-    return TurnContext(RecordingAdapter(), activity)
+    return TurnContext(adapter if adapter is not None else RecordingAdapter(), activity)
 
 
 __all__ = ["RecordingAdapter", "make_turn_context"]
