@@ -16,6 +16,7 @@ from agents_a365.emulator.authorization import (
     TokenExchangeError,
     audience_for_scope,
 )
+from agents_a365.emulator.channel import channel_activity, post_activity
 from agents_a365.emulator.config import EmulatorConfig, ServerConfig, ServerKind
 from agents_a365.emulator.constants import (
     CALENDAR_AUDIENCE,
@@ -64,4 +65,6 @@ __all__ = [
     "TokenExchangeError",
     "TokenIssuer",
     "audience_for_scope",
+    "channel_activity",
+    "post_activity",
 ]

@@ -9,6 +9,7 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp
 
+from agents_a365.emulator._connector import connector_routes
 from agents_a365.emulator._context import EmulatorContext
 from agents_a365.emulator._control import control_routes
 from agents_a365.emulator._gateway import gateway_endpoint
@@ -32,5 +33,6 @@ def build_app(ctx: EmulatorContext) -> ASGIApp:
         Route(RTP_PATH, rtp_endpoint(ctx), methods=["POST"]),
         Mount("/agents/servers", app=mcp),
         *control_routes(ctx),
+        *connector_routes(ctx),
     ]
     return RecordingMiddleware(Starlette(routes=routes, lifespan=lifespan), ctx)

@@ -10,6 +10,7 @@ GATEWAY_PATH = re.compile(r"^/agents/v2/(?P<agent_id>[^/]+)/mcpServers/?$")
 RTP_PATH = "/agents/real-time-threat-protection/chat-message"
 CONTROL_PREFIX = "/_emulator"
 MCP_PREFIX = "/agents/servers/"
+CONNECTOR_PREFIX = "/v3/conversations/"
 
 
 def classify(path: str) -> tuple[str, str | None]:
@@ -23,4 +24,6 @@ def classify(path: str) -> tuple[str, str | None]:
         return "gateway", None
     if path.rstrip("/") == RTP_PATH:
         return "rtp", None
+    if path.startswith(CONNECTOR_PREFIX):
+        return "connector", None
     return "unknown", None

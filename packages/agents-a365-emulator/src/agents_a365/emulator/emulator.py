@@ -254,6 +254,20 @@ class Emulator:
 
     # -- tokens --------------------------------------------------------------------------------------------
 
+    @property
+    def connector_url(self) -> str:
+        """The ``serviceUrl`` to put in Activities so the agent's replies reach this emulator."""
+        return f"{self.base_url}/"
+
+    @property
+    def channel_replies(self) -> list[dict[str, Any]]:
+        """Activities agents sent to the connector (``/v3/conversations/...``), oldest first."""
+        return [
+            r.json
+            for r in self.requests_for("connector")
+            if r.method in ("POST", "PUT") and isinstance(r.json, dict)
+        ]
+
     def platform_token(self, *, user_id: str | None = None, expires_in: int = 3600, **claims: Any) -> str:
         """A valid token for the gateway and V1 servers (audience :data:`PLATFORM_AUDIENCE`)."""
         return self.issuer.mint(

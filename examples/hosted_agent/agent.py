@@ -1,0 +1,156 @@
+"""A small hosted Microsoft 365 agent: AgentApplication + CloudAdapter on /api/messages, MCP tools from
+Agent 365, threat protection after every turn. ``python examples/hosted_agent/agent.py --orchestrator langchain``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+from microsoft_agents.activity import Activity, ActivityTypes
+from microsoft_agents.hosting.aiohttp import CloudAdapter, jwt_authorization_middleware, start_agent_process
+from microsoft_agents.hosting.core import AgentApplication, MemoryStorage, TurnContext, TurnState
+from microsoft_agents.hosting.core.authorization import AgentAuthConfiguration, AnonymousTokenProvider
+
+from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))  # the scripted demo models
+from demo_models import langchain_model, openai_model
+
+AUTH_HANDLER = "AGENTIC"
+
+
+class _DevelopmentTokenProvider(AnonymousTokenProvider):  # type: ignore[misc]
+    """Development mode: no Entra app; agentic replies carry a placeholder token the emulator accepts."""
+
+    async def get_agentic_instance_token(self, tenant_id: str, agent_app_instance_id: str) -> tuple[str, str]:
+        return "development", "development"
+
+    async def get_agentic_user_token(self, *args: Any, **kwargs: Any) -> str:
+        return "development"
+
+
+class DevelopmentConnections:
+    """The ``Connections`` of anonymous development mode (production uses ``MsalConnectionManager``)."""
+
+    def __init__(self) -> None:
+        self._provider = _DevelopmentTokenProvider()
+
+    def get_connection(self, connection_name: str) -> Any:
+        return self._provider
+
+    def get_default_connection(self) -> Any:
+        return self._provider
+
+    def get_token_provider(self, claims_identity: Any, service_url: str) -> Any:
+        return self._provider
+
+    def get_token_provider_from_activity(self, *args: Any, **kwargs: Any) -> Any:
+        return self._provider
+
+    def get_default_connection_configuration(self) -> AgentAuthConfiguration:
+        return AgentAuthConfiguration(anonymous_allowed=True)
+
+
+def create_agent_app(
+    orchestrator: str,
+    tooling: McpToolServerConfigurationService,
+    *,
+    connections: Any = None,
+    tool_authorization: Any = None,
+) -> tuple[AgentApplication[TurnState], CloudAdapter]:
+    """The agent. ``tool_authorization`` defaults to the app's own ``Authorization`` (production)."""
+    if orchestrator not in ("langchain", "openai"):
+        raise ValueError("orchestrator must be 'langchain' or 'openai'")
+    connections = connections or DevelopmentConnections()
+    adapter = CloudAdapter(connection_manager=connections)
+    app = AgentApplication[TurnState](
+        storage=MemoryStorage(), adapter=adapter, connection_manager=connections
+    )
+    run_turn = _langchain_turn if orchestrator == "langchain" else _openai_turn
+
+    @app.activity("message")
+    async def on_message(context: TurnContext, state: TurnState) -> None:
+        await context.send_activity(Activity(type=ActivityTypes.typing))
+        await run_turn(tooling, tool_authorization or app.auth, context)
+
+    return app, adapter
+
+
+async def _langchain_turn(tooling: McpToolServerConfigurationService, auth: Any, turn: TurnContext) -> None:
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from agents_a365.tooling.extensions import langchain as lc
+
+    service = lc.McpToolRegistrationService(tooling)
+    config: Any = {"configurable": {"thread_id": turn.activity.conversation.id}}
+    async with service.mcp_tools(auth, AUTH_HANDLER, turn) as toolset:
+        agent = toolset.create_agent(
+            {
+                "model": langchain_model(),
+                "system_prompt": "You schedule meetings.",
+                "checkpointer": InMemorySaver(),
+                "context_schema": lc.TurnIdentity,
+            }
+        )
+        result = await agent.ainvoke(
+            {"messages": [HumanMessage(turn.activity.text)]}, config, context=lc.turn_identity(turn)
+        )
+    await turn.send_activity(result["messages"][-1].text)
+    await service.send_chat_history(turn, agent, config)
+
+
+async def _openai_turn(tooling: McpToolServerConfigurationService, auth: Any, turn: TurnContext) -> None:
+    from agents import Agent, Runner, SQLiteSession
+
+    from agents_a365.tooling.extensions import openai as oa
+
+    service = oa.McpToolRegistrationService(tooling)
+    template = Agent(name="Mailer", instructions="You send emails for the user.", model=openai_model())
+    session = SQLiteSession(turn.activity.conversation.id)
+    try:
+        async with service.connected_agent(template, auth, AUTH_HANDLER, turn) as agent:
+            result = await Runner.run(agent, turn.activity.text, session=session)
+        await turn.send_activity(str(result.final_output))
+        await service.send_chat_history(turn, session)
+    finally:
+        session.close()
+
+
+def create_web_app(
+    app: AgentApplication[TurnState], adapter: CloudAdapter, *, anonymous: bool
+) -> web.Application:
+    """``POST /api/messages`` behind the SDK's JWT middleware (anonymous only in development)."""
+    web_app = web.Application(middlewares=[jwt_authorization_middleware])
+    web_app["agent_configuration"] = AgentAuthConfiguration(anonymous_allowed=anonymous)
+    web_app["agent_app"] = app
+    web_app["adapter"] = adapter
+
+    async def messages(request: web.Request) -> web.StreamResponse:
+        response = await start_agent_process(request, app, adapter)
+        return response if response is not None else web.Response(status=202)
+
+    web_app.router.add_post("/api/messages", messages)
+    return web_app
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--orchestrator", choices=["langchain", "openai"], default="langchain")
+    parser.add_argument("--port", type=int, default=3978)
+    args = parser.parse_args()
+    endpoint = os.environ.get("MCP_PLATFORM_ENDPOINT", "http://127.0.0.1:8765")
+    tooling = McpToolServerConfigurationService(
+        ToolingConfiguration(mcp_platform_endpoint=endpoint, use_tooling_manifest=False)
+    )
+    app, adapter = create_agent_app(args.orchestrator, tooling)
+    web.run_app(create_web_app(app, adapter, anonymous=True), host="127.0.0.1", port=args.port)
+
+
+if __name__ == "__main__":
+    main()
