@@ -13,6 +13,7 @@ import pytest
 
 PACKAGES = [
     "agents_a365.runtime",
+    "agents_a365.runtime.settings",
     "agents_a365.tooling",
     "agents_a365.tooling.extensibility",
     "agents_a365.tooling.ui_stream",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agents_a365.runtime import RuntimeConfiguration
-from agents_a365.runtime._env import Override, Setting, parse_bool, parse_float, parse_str
+from agents_a365.runtime.settings import Override, Setting, parse_bool, parse_float, parse_str
 
 from .constants import DEFAULT_PLATFORM_ENDPOINT, DEFAULT_PLATFORM_SCOPE, MANIFEST_FILE_NAME
 
