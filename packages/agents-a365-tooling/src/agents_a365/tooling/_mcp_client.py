@@ -10,7 +10,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import PaginatedRequestParams, Tool
 
-from ._redact import scrub
+from ._redact import describe_error
 from .errors import McpServerConnectionError
 from .mcp_http import _MCP_HTTPX, mcp_http_client_factory
 from .models import MCPServerConfig
@@ -23,13 +23,6 @@ MAX_LIST_PAGES = 1000
 
 def _timeout(seconds: float) -> Any:
     return _MCP_HTTPX.Timeout(seconds)
-
-
-def _cause(exc: BaseException) -> str:
-    # anyio task groups wrap the real failure in exception groups.
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return f"{type(exc).__name__}: {scrub(exc)}" if str(exc) else type(exc).__name__
 
 
 async def list_server_tools(server_name: str, server: MCPServerConfig, *, timeout: float) -> list[Tool]:
@@ -64,7 +57,7 @@ async def list_server_tools(server_name: str, server: MCPServerConfig, *, timeou
         ) from exc
     except Exception as exc:
         raise McpServerConnectionError(
-            f"MCP server {server_name!r} at {server.url} failed: {_cause(exc)}",
+            f"MCP server {server_name!r} at {server.url} failed: {describe_error(exc)}",
             server_name=server_name,
             url=server.url,
         ) from exc

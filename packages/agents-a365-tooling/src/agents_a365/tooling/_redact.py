@@ -49,3 +49,13 @@ def scrubbed(exc: Exception) -> Exception:
         return type(exc)(clean)
     except Exception:  # a constructor that wants more than a message
         return RuntimeError(f"{type(exc).__name__}: {clean}")
+
+
+def describe_error(exc: BaseException) -> str:
+    """``Type: message`` of the real failure, token-shaped text redacted.
+
+    anyio task groups wrap the real failure in exception groups: the first leaf is described.
+    """
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {scrub(exc)}" if str(exc) else type(exc).__name__

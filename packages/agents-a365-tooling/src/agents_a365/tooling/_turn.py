@@ -1,4 +1,4 @@
-"""Who a turn is for, as a cache key. Without a user id nothing is cached."""
+"""Who and where a turn is: the one reader of conversation, user, tenant, agent and channel."""
 
 from __future__ import annotations
 
@@ -7,13 +7,112 @@ from typing import Any
 
 from agents_a365.runtime import TurnContextLike
 
+__all__ = ["TurnIdentity", "TurnKey", "channel_of", "read_activity", "turn_identity"]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnIdentity:
+    """Who and where the current turn is, for tools to read from ``runtime.context``.
+
+    Use it as the agent's context schema (``create_agent(..., context_schema=TurnIdentity)``)
+    and pass ``context=turn_identity(turn_context)`` when invoking the agent. The model never
+    sees these values: they are not tool arguments, so it cannot invent or swap them.
+    """
+
+    conversation_id: str | None = None
+    user_id: str | None = None
+    agent_id: str | None = None
+    channel: str | None = None
+    sub_channel: str | None = None
+    tenant_id: str | None = None
+
 
 def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value.strip() else None
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return None
+
+
+def _first(*values: Any) -> str | None:
+    for value in values:
+        text = _text(value)
+        if text is not None:
+            return text
+    return None
+
+
+def _agent_id(activity: Any) -> str | None:
+    getter = getattr(activity, "get_agentic_instance_id", None)
+    if callable(getter):
+        try:
+            value = _text(getter())
+        except Exception:  # an activity that is not agentic may refuse: fall back
+            value = None
+        if value is not None:
+            return value
+    recipient = getattr(activity, "recipient", None)
+    return _first(getattr(recipient, "agentic_app_id", None), getattr(recipient, "id", None))
+
+
+def channel_of(activity: Any) -> tuple[str | None, str | None]:
+    """``(channel, sub_channel)`` of an activity: ``"msteams:email"`` is ``("msteams", "email")``."""
+    channel_id = getattr(activity, "channel_id", None)
+    if channel_id is None:
+        return None, None
+    # hosting-core's ChannelId is a str subclass with .channel/.sub_channel.
+    channel = getattr(channel_id, "channel", None)
+    if channel is not None:
+        return _text(channel), _text(getattr(channel_id, "sub_channel", None))
+    head, _, tail = str(channel_id).partition(":")
+    return _text(head), _text(tail)
+
+
+def _tenant_id(activity: Any) -> str | None:
+    conversation = getattr(activity, "conversation", None)
+    recipient = getattr(activity, "recipient", None)
+    sender = getattr(activity, "from_property", None)
+    channel_data = getattr(activity, "channel_data", None)
+    from_channel_data = None
+    if isinstance(channel_data, dict):
+        tenant = channel_data.get("tenant")
+        from_channel_data = tenant.get("id") if isinstance(tenant, dict) else None
+    return _first(
+        getattr(conversation, "tenant_id", None),
+        getattr(recipient, "tenant_id", None),
+        getattr(sender, "tenant_id", None),
+        from_channel_data,
+    )
+
+
+def turn_identity(turn_context: TurnContextLike) -> TurnIdentity:
+    """The :class:`TurnIdentity` of a hosting-core ``TurnContext`` (absent values are ``None``)."""
+    if turn_context is None:
+        raise ValueError("turn_context is required")
+    activity = getattr(turn_context, "activity", None)
+    if activity is None:
+        raise ValueError("turn_context.activity is required")
+    return read_activity(activity)
+
+
+def read_activity(activity: Any) -> TurnIdentity:
+    """The one reader of a turn's identity; tenant precedence: conversation, recipient,
+    sender, then ``channel_data["tenant"]["id"]``."""
+    sender = getattr(activity, "from_property", None)
+    channel, sub_channel = channel_of(activity)
+    return TurnIdentity(
+        conversation_id=_text(getattr(getattr(activity, "conversation", None), "id", None)),
+        user_id=_first(getattr(sender, "aad_object_id", None), getattr(sender, "id", None)),
+        agent_id=_agent_id(activity),
+        channel=channel,
+        sub_channel=sub_channel,
+        tenant_id=_tenant_id(activity),
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class TurnKey:
+    """Who a turn is for, as a cache key. Without a user id nothing is cached."""
+
     tenant: str | None
     agent: str | None
     user: str
@@ -23,14 +122,7 @@ class TurnKey:
         activity = getattr(turn_context, "activity", None)
         if activity is None:
             return None
-        sender = getattr(activity, "from_property", None)
-        recipient = getattr(activity, "recipient", None)
-        conversation = getattr(activity, "conversation", None)
-        user = _text(getattr(sender, "aad_object_id", None)) or _text(getattr(sender, "id", None))
-        if user is None:
+        identity = read_activity(activity)
+        if identity.user_id is None:
             return None
-        tenant = _text(getattr(recipient, "tenant_id", None)) or _text(
-            getattr(conversation, "tenant_id", None)
-        )
-        agent = _text(getattr(recipient, "agentic_app_id", None)) or _text(getattr(recipient, "id", None))
-        return cls(tenant=tenant, agent=agent, user=user)
+        return cls(tenant=identity.tenant_id, agent=identity.agent_id, user=identity.user_id)

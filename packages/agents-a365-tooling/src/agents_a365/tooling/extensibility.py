@@ -6,7 +6,8 @@ behaviour every extension must share and the contract suite that checks it.
 """
 
 from ._deprecation import check_options, renamed_kwargs
-from ._redact import redact_headers, scrub, scrubbed
+from ._redact import describe_error, redact_headers, scrub, scrubbed
+from ._turn import TurnIdentity, turn_identity
 from .extension_base import ExtensionServiceBase
 from .mcp_http import mcp_http_client_factory, shared_ssl_context
 from .message_construction import trusted_message
@@ -15,7 +16,9 @@ from .tool_cache import ToolDefinitionCache, prime_output_schemas
 __all__ = [
     "ExtensionServiceBase",
     "ToolDefinitionCache",
+    "TurnIdentity",
     "check_options",
+    "describe_error",
     "mcp_http_client_factory",
     "prime_output_schemas",
     "redact_headers",
@@ -24,4 +27,5 @@ __all__ = [
     "scrubbed",
     "shared_ssl_context",
     "trusted_message",
+    "turn_identity",
 ]

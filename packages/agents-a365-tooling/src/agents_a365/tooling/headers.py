@@ -10,6 +10,7 @@ from urllib.parse import quote
 from agents_a365.runtime import TurnContextLike, get_agent_id_from_token, get_application_name
 from agents_a365.runtime import get_user_agent_header as _user_agent
 
+from ._turn import channel_of
 from .constants import Headers
 
 __all__ = ["TOOLING_DISTRIBUTION", "build_request_headers", "clean_header_value", "resolve_agent_id_header"]
@@ -50,16 +51,8 @@ def resolve_agent_id_header(turn_context: TurnContextLike | None, identity_token
 
 
 def _channel_parts(turn_context: TurnContextLike | None) -> tuple[str | None, str | None]:
-    channel_id = getattr(_activity(turn_context), "channel_id", None)
-    if channel_id is None:
-        return None, None
-    # hosting-core's ChannelId is a str subclass exposing .channel/.sub_channel; a plain
-    # string gets the same "channel:sub_channel" split.
-    channel = getattr(channel_id, "channel", None)
-    if channel is not None:
-        return channel, getattr(channel_id, "sub_channel", None)
-    channel, _, sub_channel = str(channel_id).partition(":")
-    return channel, sub_channel or None
+    activity = _activity(turn_context)
+    return (None, None) if activity is None else channel_of(activity)
 
 
 def build_request_headers(

@@ -1,102 +1,10 @@
-"""The turn's identity as LangGraph runtime context (never as tool arguments)."""
+"""The turn's identity as LangGraph runtime context (never as tool arguments).
+
+The reader is tooling's, shared with the core's cache keys and the OpenAI extension.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-from agents_a365.runtime import TurnContextLike
+from agents_a365.tooling.extensibility import TurnIdentity, turn_identity
 
 __all__ = ["TurnIdentity", "turn_identity"]
-
-
-@dataclass(frozen=True, slots=True)
-class TurnIdentity:
-    """Who and where the current turn is, for tools to read from ``runtime.context``.
-
-    Use it as the agent's context schema (``create_agent(..., context_schema=TurnIdentity)``)
-    and pass ``context=turn_identity(turn_context)`` when invoking the agent. The model never
-    sees these values: they are not tool arguments, so it cannot invent or swap them.
-    """
-
-    conversation_id: str | None = None
-    user_id: str | None = None
-    agent_id: str | None = None
-    channel: str | None = None
-    sub_channel: str | None = None
-    tenant_id: str | None = None
-
-
-def _text(value: Any) -> str | None:
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    return None
-
-
-def _first(*values: Any) -> str | None:
-    for value in values:
-        text = _text(value)
-        if text is not None:
-            return text
-    return None
-
-
-def _agent_id(activity: Any) -> str | None:
-    getter = getattr(activity, "get_agentic_instance_id", None)
-    if callable(getter):
-        try:
-            value = _text(getter())
-        except Exception:  # an activity that is not agentic may refuse: fall back
-            value = None
-        if value is not None:
-            return value
-    recipient = getattr(activity, "recipient", None)
-    return _first(getattr(recipient, "agentic_app_id", None), getattr(recipient, "id", None))
-
-
-def _channel(activity: Any) -> tuple[str | None, str | None]:
-    channel_id = getattr(activity, "channel_id", None)
-    if channel_id is None:
-        return None, None
-    # hosting-core's ChannelId is a str subclass with .channel/.sub_channel.
-    channel = getattr(channel_id, "channel", None)
-    if channel is not None:
-        return _text(channel), _text(getattr(channel_id, "sub_channel", None))
-    head, _, tail = str(channel_id).partition(":")
-    return _text(head), _text(tail)
-
-
-def _tenant_id(activity: Any) -> str | None:
-    conversation = getattr(activity, "conversation", None)
-    recipient = getattr(activity, "recipient", None)
-    sender = getattr(activity, "from_property", None)
-    channel_data = getattr(activity, "channel_data", None)
-    from_channel_data = None
-    if isinstance(channel_data, dict):
-        tenant = channel_data.get("tenant")
-        from_channel_data = tenant.get("id") if isinstance(tenant, dict) else None
-    return _first(
-        getattr(conversation, "tenant_id", None),
-        getattr(recipient, "tenant_id", None),
-        getattr(sender, "tenant_id", None),
-        from_channel_data,
-    )
-
-
-def turn_identity(turn_context: TurnContextLike) -> TurnIdentity:
-    """The :class:`TurnIdentity` of a hosting-core ``TurnContext`` (absent values are ``None``)."""
-    if turn_context is None:
-        raise ValueError("turn_context is required")
-    activity = getattr(turn_context, "activity", None)
-    if activity is None:
-        raise ValueError("turn_context.activity is required")
-    sender = getattr(activity, "from_property", None)
-    channel, sub_channel = _channel(activity)
-    return TurnIdentity(
-        conversation_id=_text(getattr(getattr(activity, "conversation", None), "id", None)),
-        user_id=_first(getattr(sender, "aad_object_id", None), getattr(sender, "id", None)),
-        agent_id=_agent_id(activity),
-        channel=channel,
-        sub_channel=sub_channel,
-        tenant_id=_tenant_id(activity),
-    )
