@@ -193,7 +193,7 @@ async def test_content_extraction_ids_and_timestamps(
     # The whitespace-only message is worth a warning; the tool-call-only one is normal (DEBUG only).
     [warning] = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert "skipped 1 message(s) without text" in warning.getMessage()
-    assert any("skipped 1 tool-call-only message(s)" in r.getMessage() for r in caplog.records)
+    assert any("skipped 1 item(s) that carry no message text" in r.getMessage() for r in caplog.records)
 
 
 async def test_a_message_that_fails_conversion_is_skipped_and_the_rest_sent(

@@ -30,7 +30,8 @@ from pydantic import ValidationError
 import agents_a365.tooling.extensions.langchain._conversion as conversion
 from agents_a365.tooling import ChatHistoryMessage, ChatMessageRequest
 from agents_a365.tooling.extensions.langchain import convert_messages
-from agents_a365.tooling.extensions.langchain._conversion import ROLE_BY_TYPE, convert_message
+from agents_a365.tooling.extensions.langchain._conversion import ROLE_BY_TYPE, convert_message, read_message
+from agents_a365.tooling.message_construction import DIRECT_CONSTRUCTION
 
 ALL_FIELDS = {"id", "role", "content", "timestamp"}
 
@@ -144,11 +145,11 @@ def test_fast_path_matches_the_general_path(messages: list[Any]) -> None:
 def _count_general_path(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     calls: list[Any] = []
 
-    def general_path(source: Any, timestamp: datetime | None = None) -> Any:
+    def general_path(source: Any) -> Any:
         calls.append(source)
-        return convert_message(source, timestamp)
+        return read_message(source)
 
-    monkeypatch.setattr(conversion, "convert_message", general_path)
+    monkeypatch.setattr(conversion, "read_message", general_path)
     return calls
 
 
@@ -159,10 +160,12 @@ def test_plain_messages_take_the_fast_path_and_match(monkeypatch: pytest.MonkeyP
         SystemMessage("be brief", id="  "),
         ToolMessage("é \ud800", tool_call_id="call-1", id="t1"),
     ]
-    assert conversion.DIRECT_CONSTRUCTION  # this pydantic's layout: the direct construction is live
+    assert DIRECT_CONSTRUCTION  # this pydantic's layout: the direct construction is live
     calls = _count_general_path(monkeypatch)
-    fast = _check(messages)  # compares with the general path through the module's own name
+    convert_messages(messages)
     assert calls == []  # none of them took the general path
+    monkeypatch.undo()
+    fast = _check(messages)  # and they match what the general path gives
     assert [(m.role, m.content) for m in fast] == [
         ("user", "question"),
         ("assistant", " padded "),
@@ -181,9 +184,6 @@ def test_other_messages_take_the_general_path(monkeypatch: pytest.MonkeyPatch) -
         HumanMessage.model_construct(content="int id", id=7),
         HumanMessage("   "),  # blank: skipped by the general path
     ]
-    without_id = HumanMessage("no id field")
-    del without_id.__dict__["id"]  # getattr(message, "id", None) is None: a uuid4
-    messages.append(without_id)
     calls = _count_general_path(monkeypatch)
     converted = convert_messages(messages)
     assert calls == messages
@@ -194,9 +194,16 @@ def test_other_messages_take_the_general_path(monkeypatch: pytest.MonkeyPatch) -
         ("user", "subclass"),
         ("user", "odd type"),
         ("user", "int id"),
-        ("user", "no id field"),
     ]
-    assert uuid.UUID(converted[-1].id).version == 4
+
+
+def test_a_message_without_an_id_field_gets_a_uuid4_on_either_path() -> None:
+    without_id = HumanMessage("no id field")
+    del without_id.__dict__["id"]  # getattr(message, "id", None) is None: a uuid4
+    [fast] = convert_messages([without_id])
+    general = convert_message(without_id)
+    assert general is not None
+    assert uuid.UUID(fast.id).version == uuid.UUID(general.id).version == 4
 
 
 def test_role_by_type_keys_are_already_normalised() -> None:

@@ -21,6 +21,8 @@ from pydantic import ValidationError
 import agents_a365.tooling.extensions.openai._conversion as conversion
 from agents_a365.tooling import ChatHistoryMessage, ChatMessageRequest
 from agents_a365.tooling.extensions.openai import to_chat_history_message, to_chat_history_messages
+from agents_a365.tooling.extensions.openai._conversion import read_item
+from agents_a365.tooling.message_construction import DIRECT_CONSTRUCTION
 
 NOW = datetime(2025, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 ALL_FIELDS = {"id", "role", "content", "timestamp"}
@@ -125,14 +127,14 @@ def test_plain_items_take_the_fast_path_and_match(monkeypatch: pytest.MonkeyPatc
         {"id": "  ", "role": "system", "content": "blank id"},
     ]
     expected = _general(items, NOW)
-    assert conversion.DIRECT_CONSTRUCTION  # this pydantic's layout: the direct construction is live
+    assert DIRECT_CONSTRUCTION  # this pydantic's layout: the direct construction is live
     calls: list[Any] = []
 
-    def general_path(item: Any, timestamp: datetime | None = None) -> Any:
+    def general_path(item: Any) -> Any:
         calls.append(item)
-        return to_chat_history_message(item, timestamp)
+        return read_item(item)
 
-    monkeypatch.setattr(conversion, "to_chat_history_message", general_path)
+    monkeypatch.setattr(conversion, "read_item", general_path)
     fast = to_chat_history_messages(items, now=NOW)
     assert calls == []  # none of them took the general path
     assert [m.content for m in fast] == ["question", " padded ", "two parts", "é \ufffd", "blank id"]
@@ -150,11 +152,11 @@ def test_other_items_take_the_general_path(monkeypatch: pytest.MonkeyPatch) -> N
     ]
     calls: list[Any] = []
 
-    def general_path(item: Any, timestamp: datetime | None = None) -> Any:
+    def general_path(item: Any) -> Any:
         calls.append(item)
-        return to_chat_history_message(item, timestamp)
+        return read_item(item)
 
-    monkeypatch.setattr(conversion, "to_chat_history_message", general_path)
+    monkeypatch.setattr(conversion, "read_item", general_path)
     messages = to_chat_history_messages(items, now=NOW)
     assert calls == items
     assert [(m.role, m.content) for m in messages] == [

@@ -36,7 +36,11 @@ LANGCHAIN_ERRORS = {
     "messages must be a sequence of messages",
     "limit must be a non-negative integer",
 }
-OPENAI_ERRORS = {"messages is required", "messages must be a sequence of items"}
+OPENAI_ERRORS = {
+    "messages is required",
+    "messages must be a sequence of messages",
+    "limit must be a non-negative integer",
+}
 
 # Any unicode, lone surrogates included (they arrive from JSON decoding), plus control characters.
 any_text = st.one_of(

@@ -6,6 +6,18 @@ behaviour every extension must share and the contract suite that checks it.
 """
 
 from ._deprecation import check_options, renamed_kwargs
+from ._history import (
+    PART_SEPARATOR,
+    FastShape,
+    NativeMessage,
+    NativeReader,
+    build_chat_history,
+    check_limit,
+    coerce_timestamp,
+    convert_native,
+    join_parts,
+    sendable,
+)
 from ._redact import describe_error, redact_headers, scrub, scrubbed
 from ._turn import TurnIdentity, turn_identity
 from .extension_base import ExtensionServiceBase
@@ -14,17 +26,27 @@ from .message_construction import trusted_message
 from .tool_cache import ToolDefinitionCache, prime_output_schemas
 
 __all__ = [
+    "PART_SEPARATOR",
     "ExtensionServiceBase",
+    "FastShape",
+    "NativeMessage",
+    "NativeReader",
     "ToolDefinitionCache",
     "TurnIdentity",
+    "build_chat_history",
+    "check_limit",
     "check_options",
+    "coerce_timestamp",
+    "convert_native",
     "describe_error",
+    "join_parts",
     "mcp_http_client_factory",
     "prime_output_schemas",
     "redact_headers",
     "renamed_kwargs",
     "scrub",
     "scrubbed",
+    "sendable",
     "shared_ssl_context",
     "trusted_message",
     "turn_identity",

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self
+
+from agents_a365.runtime import OperationResult, TurnContextLike
 
 from ._deprecation import check_options
 from .configuration import ToolingConfiguration
-from .models import ToolOptions
+from .models import ChatHistoryMessage, ToolOptions
 from .service import McpToolServerConfigurationService
+
+logger = logging.getLogger("agents_a365.tooling.history")
 
 __all__ = ["ExtensionServiceBase"]
 
@@ -49,6 +56,38 @@ class ExtensionServiceBase:
         if not options.distribution and self.distribution:
             update["distribution"] = self.distribution
         return options.model_copy(update=update) if update else options
+
+    async def send_history(
+        self,
+        turn_context: TurnContextLike,
+        history: Sequence[ChatHistoryMessage],
+        options: ToolOptions | None = None,
+    ) -> OperationResult:
+        """Send converted ``history`` to threat protection: always, even an empty list (the platform
+        registers the user message from it). Remote failures are a failed result, never raised."""
+        return await self.configuration_service.send_chat_history(
+            turn_context, list(history), options=self.tool_options(options)
+        )
+
+    async def send_history_from_store(
+        self,
+        turn_context: TurnContextLike,
+        read: Callable[[], Awaitable[Any]],
+        convert: Callable[[Any], Sequence[ChatHistoryMessage]],
+        options: ToolOptions | None = None,
+        *,
+        store: str = "the history store",
+    ) -> OperationResult:
+        """Read a history with ``read()`` (someone else's I/O: a session, a checkpointer, a message
+        store), ``convert`` it and send it. A read that fails, or does not answer within
+        ``chat_history_timeout``, is a failed result; ``convert``'s ``ValueError`` (bad input) is raised."""
+        try:
+            async with asyncio.timeout(self.configuration.chat_history_timeout):
+                raw = await read()
+        except Exception as exc:  # TimeoutError included
+            logger.warning("chat history: reading %s failed: %s", store, type(exc).__name__)
+            return OperationResult.failed(exc)
+        return await self.send_history(turn_context, convert(raw), options)
 
     async def aclose(self) -> None:
         """Close the tooling service if this service created it."""

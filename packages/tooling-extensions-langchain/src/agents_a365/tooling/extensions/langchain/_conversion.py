@@ -1,37 +1,30 @@
-"""LangChain messages -> :class:`ChatHistoryMessage` (pure functions, no I/O).
+"""LangChain messages -> :class:`ChatHistoryMessage`: only what is native to LangChain.
 
-Never raises except the documented ``ValueError``s of :func:`convert_messages` (``messages is
-required``, ``messages must be a sequence of messages``, ``limit must be a non-negative integer``):
-a message that cannot be converted is skipped and logged, the others are kept.
+How to read the role, the text and the id of a ``BaseMessage``; every shared rule (argument checks,
+``limit``, skipping, ids, timestamps, surrogates, the fast construction) is tooling's history builder
+(``agents_a365.tooling.extensibility``). :func:`convert_messages` never raises except its documented
+``ValueError``s.
 """
 
 from __future__ import annotations
 
 import inspect
-import logging
-import re
-import uuid
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from agents_a365.tooling import ChatHistoryMessage
-from agents_a365.tooling.message_construction import (
-    DIRECT_CONSTRUCTION,
-    all_fields,
-    new_message,
-    set_dict,
-    set_extra,
-    set_fields_set,
-    set_private,
-    trusted_message,
+from agents_a365.tooling.extensibility import (
+    FastShape,
+    NativeMessage,
+    build_chat_history,
+    convert_native,
+    join_parts,
 )
 
 __all__ = ["DEFAULT_ROLE", "ROLE_BY_TYPE", "convert_message", "convert_messages", "extract_text", "map_role"]
-
-logger = logging.getLogger(__name__)
 
 DEFAULT_ROLE = "user"
 
@@ -54,22 +47,13 @@ _CHUNK_TYPES: Mapping[str, str] = {
     "chatmessagechunk": "chat",
 }
 
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
 # Classes whose ``type``/``content``/``id`` are plain pydantic fields (no subclass overriding them):
-# the fast path of :func:`convert_messages` reads those directly.
-_PLAIN_CLASSES = frozenset({HumanMessage, AIMessage, SystemMessage, ToolMessage})
-
-
-def _sendable(text: str) -> str:
-    """``text`` unchanged unless it holds lone surrogates (JSON-decoded history can): those are
-    not valid in a ``ChatHistoryMessage`` nor encodable as UTF-8, so they become U+FFFD."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", text)
-    return text
+# the builder converts those with string content inline, mapping ``type`` by ROLE_BY_TYPE.
+FAST_SHAPE = FastShape(
+    types=frozenset({HumanMessage, AIMessage, SystemMessage, ToolMessage}),
+    role_field="type",
+    role_map=ROLE_BY_TYPE,
+)
 
 
 def _type_key(message: Any) -> str | None:
@@ -150,129 +134,39 @@ def extract_text(message: Any) -> str | None:
         return content if content.strip() else None
     if isinstance(content, Iterable) and not isinstance(content, bytes | bytearray | Mapping):
         try:
-            parts = [t for t in (_part_text(p) for p in content) if t is not None and t.strip()]
+            joined = join_parts(t for t in (_part_text(p) for p in content) if t is not None)
         except Exception:  # an iterable that fails mid-way: fall back to the accessor
-            parts = []
-        if parts:
-            return " ".join(parts)
+            joined = None
+        if joined is not None:
+            return joined
     text = _text_accessor(message)
     if text is not None and text.strip():
         return text
     return None
 
 
-def _message_id(message: Any) -> str:
-    value = getattr(message, "id", None)
-    if isinstance(value, str) and value.strip():
-        return value
-    return str(uuid.uuid4())
+def read_message(message: Any) -> NativeMessage | None:
+    """Role, text and id of one message (LangChain messages carry no time of their own)."""
+    text = extract_text(message)
+    return None if text is None else NativeMessage(map_role(message), text, getattr(message, "id", None))
+
+
+def _only_calls_tools(message: Any) -> bool:
+    # An assistant turn that only calls tools has no text: normal, nothing to act on.
+    return bool(getattr(message, "tool_calls", None))
 
 
 def convert_message(message: Any, timestamp: datetime | None = None) -> ChatHistoryMessage | None:
     """One message, or ``None`` when it has no text. May raise for exotic objects; use
     :func:`convert_messages` for the never-raising batch form."""
-    text = extract_text(message)
-    if text is None:
-        return None
-    # Every field is a known-valid string/datetime here: skip pydantic validation (hot path).
-    return trusted_message(
-        _sendable(_message_id(message)),
-        _sendable(map_role(message)),
-        _sendable(text),
-        timestamp if timestamp is not None else datetime.now(UTC),
-    )
-
-
-def _check_limit(limit: Any) -> int | None:
-    if limit is None:
-        return None
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-        raise ValueError("limit must be a non-negative integer")
-    return limit
+    return convert_native(message, read_message, timestamp)
 
 
 def convert_messages(messages: Any, limit: int | None = None) -> list[ChatHistoryMessage]:
     """Convert ``messages`` (oldest first); with ``limit``, only the ``limit`` most recent messages.
 
-    Messages without text, and messages whose conversion fails, are skipped (one warning
-    per call summarises them); the rest keep their order. Existing ids are kept, others
-    get a uuid4; every message is stamped with the current UTC time.
+    Messages without text, and messages whose conversion fails, are skipped (one warning per call
+    counts them; tool-call-only turns are skipped silently); the rest keep their order. Existing ids
+    are kept, others get a uuid4; every message is stamped with the current UTC time.
     """
-    if messages is None:
-        raise ValueError("messages is required")
-    if isinstance(messages, str | bytes | bytearray | Mapping) or not isinstance(messages, Iterable):
-        raise ValueError("messages must be a sequence of messages")
-    wanted = _check_limit(limit)
-    try:
-        items = list(messages)
-    except Exception as exc:
-        raise ValueError("messages must be a sequence of messages") from exc
-    if wanted is not None:
-        # The most recent ``limit`` messages of the history, as ``Session.get_items(limit)``
-        # counts them in the OpenAI extension; those without text are then skipped.
-        items = items[len(items) - wanted :] if wanted else []
-    now = datetime.now(UTC)
-    fields_set = all_fields()
-    converted: list[ChatHistoryMessage] = []
-    skipped_empty = 0
-    skipped_failed = 0
-    skipped_calls = 0
-    direct = DIRECT_CONSTRUCTION
-    for message in items:
-        # Fast path for what histories hold nearly always: Human/AI/System/ToolMessage (exact classes,
-        # their fields plain entries of ``__dict__``) with string content, exact str values only, so
-        # it cannot raise. It gives exactly what convert_message gives them
-        # (tests/langchain/test_langchain_conversion_fast_path.py); anything else goes the general way.
-        # ``__dict__[name]`` is ``getattr(message, name)`` for these classes (one missing: general path);
-        # ``ROLE_BY_TYPE`` is ``map_role`` for an already normalised ``type`` ("human", "ai" …);
-        # ``s.isspace()`` is ``not s.strip()`` for a non-empty ``s``, without copying it.
-        if direct and type(message) in _PLAIN_CLASSES:
-            fields = message.__dict__
-            try:
-                kind = fields["type"]
-                content = fields["content"]
-                ident = fields["id"]
-            except KeyError:
-                kind = content = ident = None
-            role = ROLE_BY_TYPE.get(kind) if type(kind) is str else None
-            if (
-                role is not None
-                and type(content) is str
-                and content
-                and not content.isspace()
-                and (ident is None or type(ident) is str)
-            ):
-                if not ident or ident.isspace():
-                    ident = str(uuid.uuid4())
-                if not (ident.isascii() and role.isascii() and content.isascii()):  # O(1) check
-                    ident, role, content = _sendable(ident), _sendable(role), _sendable(content)
-                # trusted_message inlined: a call is a tenth of the per-message cost.
-                built = new_message()
-                set_dict(built, {"id": ident, "role": role, "content": content, "timestamp": now})
-                set_fields_set(built, fields_set)
-                set_extra(built, None)
-                set_private(built, None)
-                converted.append(built)
-                continue
-        try:
-            result = convert_message(message, now)
-        except Exception as exc:
-            skipped_failed += 1
-            logger.debug("skipping a message that failed conversion: %s", type(exc).__name__)
-            continue
-        if result is None:
-            if getattr(message, "tool_calls", None):
-                skipped_calls += 1  # an assistant turn that only calls tools: normal, nothing to act on
-            else:
-                skipped_empty += 1
-            continue
-        converted.append(result)
-    if skipped_calls:
-        logger.debug("chat history: skipped %d tool-call-only message(s) (no text)", skipped_calls)
-    if skipped_empty or skipped_failed:
-        logger.warning(
-            "chat history: skipped %d message(s) without text and %d that failed conversion",
-            skipped_empty,
-            skipped_failed,
-        )
-    return converted
+    return build_chat_history(messages, read_message, limit=limit, fast=FAST_SHAPE, quiet=_only_calls_tools)

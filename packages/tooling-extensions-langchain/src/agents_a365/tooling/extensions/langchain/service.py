@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -15,11 +14,10 @@ from langchain_core.tools import BaseTool
 
 from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextLike
 from agents_a365.tooling import (
-    ChatHistoryMessage,
     MCPServerConfig,
     ToolOptions,
 )
-from agents_a365.tooling.extensibility import renamed_kwargs
+from agents_a365.tooling.extensibility import check_limit, renamed_kwargs
 from agents_a365.tooling.extension_base import ExtensionServiceBase
 
 from ._connections import build_client, load_tools_per_call, open_sessions
@@ -43,6 +41,15 @@ class StateGraphLike(Protocol):
 def _require(value: Any, name: str) -> None:
     if value is None:
         raise ValueError(f"{name} is required")
+
+
+def _state_messages(state_snapshot: Any) -> Any:
+    """``state_snapshot.values["messages"]`` of a LangGraph ``StateSnapshot``."""
+    values = getattr(state_snapshot, "values", None)
+    messages = values.get("messages") if isinstance(values, Mapping) else getattr(values, "messages", None)
+    if messages is None:
+        raise ValueError("state_snapshot must contain messages")
+    return messages
 
 
 class McpToolRegistrationService(ExtensionServiceBase):
@@ -226,14 +233,14 @@ class McpToolRegistrationService(ExtensionServiceBase):
         _require(turn_context, "turn_context")
         _require(graph, "graph")
         _require(config, "config")
-        try:
-            # The store is someone else's I/O: bounded like the OpenAI extension's session read.
-            async with asyncio.timeout(self.configuration.chat_history_timeout):
-                snapshot = await graph.aget_state(config)
-        except Exception as exc:  # TimeoutError included
-            logger.warning("chat history: reading the graph state failed: %s", type(exc).__name__)
-            return OperationResult.failed(exc)
-        return await self.send_chat_history_from_state(turn_context, snapshot, limit, options)
+        check_limit(limit)
+        return await self.send_history_from_store(
+            turn_context,
+            lambda: graph.aget_state(config),
+            lambda snapshot: convert_messages(_state_messages(snapshot), limit),
+            options,
+            store="the graph state",
+        )
 
     @renamed_kwargs(tool_options="options")
     async def send_chat_history_from_state(
@@ -246,13 +253,9 @@ class McpToolRegistrationService(ExtensionServiceBase):
         """Level 2: ``state_snapshot.values["messages"]`` of a LangGraph ``StateSnapshot``."""
         _require(turn_context, "turn_context")
         _require(state_snapshot, "state_snapshot")
-        values = getattr(state_snapshot, "values", None)
-        messages = (
-            values.get("messages") if isinstance(values, Mapping) else getattr(values, "messages", None)
+        return await self.send_chat_history_from_messages(
+            turn_context, _state_messages(state_snapshot), limit, options
         )
-        if messages is None:
-            raise ValueError("state_snapshot must contain messages")
-        return await self.send_chat_history_from_messages(turn_context, messages, limit, options)
 
     @renamed_kwargs(tool_options="options")
     async def send_chat_history_from_chat_history(
@@ -266,13 +269,14 @@ class McpToolRegistrationService(ExtensionServiceBase):
         store, or one that does not answer within ``chat_history_timeout``, gives a failed result."""
         _require(turn_context, "turn_context")
         _require(chat_history, "chat_history")
-        try:
-            async with asyncio.timeout(self.configuration.chat_history_timeout):
-                messages = await chat_history.aget_messages()
-        except Exception as exc:  # TimeoutError included
-            logger.warning("chat history: reading the message history failed: %s", type(exc).__name__)
-            return OperationResult.failed(exc)
-        return await self.send_chat_history_from_messages(turn_context, messages, limit, options)
+        check_limit(limit)
+        return await self.send_history_from_store(
+            turn_context,
+            chat_history.aget_messages,
+            lambda messages: convert_messages(messages, limit),
+            options,
+            store="the message history",
+        )
 
     @renamed_kwargs(tool_options="options")
     async def send_chat_history_from_messages(
@@ -289,7 +293,4 @@ class McpToolRegistrationService(ExtensionServiceBase):
         """
         _require(turn_context, "turn_context")
         _require(messages, "messages")
-        history: list[ChatHistoryMessage] = convert_messages(messages, limit)
-        return await self.configuration_service.send_chat_history(
-            turn_context, history, options=self.tool_options(options)
-        )
+        return await self.send_history(turn_context, convert_messages(messages, limit), options)

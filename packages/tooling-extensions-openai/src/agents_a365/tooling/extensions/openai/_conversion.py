@@ -1,31 +1,24 @@
-"""OpenAI Agents SDK items -> :class:`ChatHistoryMessage` (pure functions, no I/O).
+"""OpenAI Agents SDK items -> :class:`ChatHistoryMessage`: only what is native to the SDK.
 
-Items are what a ``Session.get_items()`` returns (``TResponseInputItem`` TypedDicts), or the
-SDK's pydantic output models (``ResponseOutputMessage`` …); both shapes are read through the
-same field accessor. Nothing here raises except the documented ``ValueError``s of
-:func:`to_chat_history_messages` (``messages is required``, ``messages must be a sequence of
-items``): an item that cannot be converted is skipped and logged, the others are kept.
+Items are what a ``Session.get_items()`` returns (``TResponseInputItem`` TypedDicts), or the SDK's
+pydantic output models (``ResponseOutputMessage`` …); both shapes are read through the same field
+accessor. Every shared rule (argument checks, ``limit``, skipping, ids, timestamps, surrogates, the
+fast construction) is tooling's history builder (``agents_a365.tooling.extensibility``).
 """
 
 from __future__ import annotations
 
-import logging
-import re
-import uuid
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from agents_a365.tooling import ChatHistoryMessage
-from agents_a365.tooling.message_construction import (
-    DIRECT_CONSTRUCTION,
-    all_fields,
-    new_message,
-    set_dict,
-    set_extra,
-    set_fields_set,
-    set_private,
-    trusted_message,
+from agents_a365.tooling.extensibility import (
+    FastShape,
+    NativeMessage,
+    build_chat_history,
+    convert_native,
+    join_parts,
 )
 
 __all__ = [
@@ -36,16 +29,26 @@ __all__ = [
     "to_chat_history_messages",
 ]
 
-logger = logging.getLogger(__name__)
-
 TOOL_OUTPUT_ROLE = "tool"
 """Role given to tool results, as LangChain's ``ToolMessage`` has."""
 
 # Tool results are where prompt injection arrives: send them to threat protection as text.
 TOOL_OUTPUT_TYPES = frozenset({"function_call_output"})
 
+# Where an item carries its own time (epoch seconds or ISO text): kept instead of "now".
+TIMESTAMP_FIELDS = ("created_at", "timestamp")
+
 _MISSING = object()
-_SURROGATE = re.compile("[\ud800-\udfff]")
+
+# Plain dict messages with string or text-part content: converted inline by the builder.
+FAST_SHAPE = FastShape(
+    types=frozenset({dict}),
+    role_field="role",
+    kind_field="type",
+    kinds=frozenset({None, "message"}),
+    content_parts=True,
+    timestamp_fields=TIMESTAMP_FIELDS,
+)
 
 
 def _field(item: Any, name: str) -> Any:
@@ -59,42 +62,23 @@ def _field(item: Any, name: str) -> Any:
     return None if value is _MISSING else value
 
 
-def _sendable(text: str) -> str:
-    """``text`` unchanged unless it holds lone surrogates (JSON-decoded history can): those
-    cannot be encoded as UTF-8 and would fail the whole request, so they become U+FFFD."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", text)
-    return text
+def _nonblank(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _content_text(value: Any) -> str | None:
+    """A string used as is, or the text of content parts (``str`` or with a ``text``), joined."""
+    if isinstance(value, str):
+        return _nonblank(value)
+    if isinstance(value, str | bytes | bytearray | Mapping) or not isinstance(value, Iterable):
+        return None
+    texts = [part if isinstance(part, str) else _field(part, "text") for part in value]
+    return join_parts(t for t in texts if _nonblank(t) is not None)
 
 
 def _kind(item: Any) -> str | None:
     kind = _field(item, "type")
     return kind if isinstance(kind, str) else None
-
-
-def _nonblank(value: Any) -> str | None:
-    return value if isinstance(value, str) and value.strip() else None
-
-
-def _parts_text(parts: Any) -> str | None:
-    """The text of a list of content parts, joined by one space (parts without text ignored)."""
-    if isinstance(parts, str | bytes | bytearray | Mapping) or not isinstance(parts, Iterable):
-        return None
-    texts: list[str] = []
-    for part in parts:
-        text = part if isinstance(part, str) else _field(part, "text")
-        if _nonblank(text) is not None:
-            texts.append(text)
-    return " ".join(texts) if texts else None
-
-
-def _content_text(value: Any) -> str | None:
-    """A string used as is, or the joined text of content parts."""
-    if isinstance(value, str):
-        return _nonblank(value)
-    return _parts_text(value)
 
 
 def extract_text(item: Any) -> str | None:
@@ -111,134 +95,40 @@ def extract_text(item: Any) -> str | None:
     return text
 
 
-def _role(item: Any) -> str | None:
-    if _kind(item) in TOOL_OUTPUT_TYPES:
-        return TOOL_OUTPUT_ROLE
+def read_item(item: Any) -> NativeMessage | None:
+    """Role (passed through; ``tool`` for tool results), text, id and source time of one item."""
+    text = extract_text(item)
+    if text is None:
+        return None
     # Passed through unchanged: threat protection knows the Responses roles.
-    return _nonblank(_field(item, "role"))
+    role = TOOL_OUTPUT_ROLE if _kind(item) in TOOL_OUTPUT_TYPES else _field(item, "role")
+    stamp = next((v for v in (_field(item, name) for name in TIMESTAMP_FIELDS) if v is not None), None)
+    return NativeMessage(role, text, _field(item, "id"), stamp)
 
 
-def _item_id(item: Any) -> str:
-    value = _field(item, "id")
-    return value if _nonblank(value) is not None else str(uuid.uuid4())
+def _is_quiet(item: Any) -> bool:
+    """Tool calls, reasoning … without text are normal; messages (and untyped items) deserve a warning."""
+    kind = _field(item, "type")
+    return not (kind is None or kind == "message" or _field(item, "role") is not None)
 
 
 def to_chat_history_message(item: Any, timestamp: datetime | None = None) -> ChatHistoryMessage | None:
     """One item, or ``None`` when it has no text or no role (never raises)."""
     try:
-        text = extract_text(item)
-        role = _role(item) if text is not None else None
-        if text is None or role is None:
-            return None
-        # Every field is a known-valid string/datetime here: skip pydantic validation (hot path).
-        return trusted_message(
-            _sendable(_item_id(item)),
-            _sendable(role),
-            _sendable(text),
-            timestamp if timestamp is not None else datetime.now(UTC),
-        )
-    except Exception as exc:  # a str subclass or mapping that misbehaves: skip, don't fail the batch
-        logger.debug("skipping an item that failed conversion: %s", type(exc).__name__)
+        return convert_native(item, read_item, timestamp)
+    except Exception:  # a str subclass or mapping that misbehaves: no message
         return None
 
 
-def _fast_parts_text(parts: list[Any]) -> str | None:
-    """``_parts_text(parts)`` when every part is an exact ``dict`` or ``str`` and every ``text`` an
-    exact ``str`` or ``None``; ``None`` otherwise, and when no part has text (the general path then
-    looks further)."""
-    texts: list[str] = []
-    for part in parts:
-        piece = part.get("text") if type(part) is dict else part if type(part) is str else _MISSING
-        if type(piece) is str:
-            if piece and not piece.isspace():
-                texts.append(piece)
-        elif piece is not None:
-            return None
-    return " ".join(texts) if texts else None
-
-
-def _is_message_like(item: Any) -> bool:
-    """Messages (and untyped items) deserve a warning when skipped; tool calls, reasoning … don't."""
-    kind = _field(item, "type")
-    return kind is None or kind == "message" or _field(item, "role") is not None
-
-
-def to_chat_history_messages(items: Any, *, now: datetime | None = None) -> list[ChatHistoryMessage]:
+def to_chat_history_messages(
+    items: Any, *, now: datetime | None = None, limit: int | None = None
+) -> list[ChatHistoryMessage]:
     """Convert ``items`` (oldest first) to chat history messages, in the same order.
 
-    Role passed through (``tool`` for ``function_call_output``); string content as is, content
-    parts' text joined by one space, ``text`` as fallback; ``id`` kept or a new uuid4; every
-    message stamped ``now`` (default: the current UTC time). Items without text are skipped:
-    one warning per call counts the skipped messages; other item kinds without text
-    (function calls, reasoning, …) are skipped silently (debug log).
+    Role passed through (``tool`` for ``function_call_output``); string content as is, content parts'
+    text joined by one space, ``text`` as fallback; ``id`` kept or a new uuid4; the item's own
+    ``created_at``/``timestamp`` kept, else ``now`` (default: the current UTC time). With ``limit``,
+    the ``limit`` most recent items. Items without text are skipped: one warning per call counts the
+    skipped messages; other item kinds (function calls, reasoning, …) are skipped silently.
     """
-    if items is None:
-        raise ValueError("messages is required")
-    if isinstance(items, str | bytes | bytearray | Mapping) or not isinstance(items, Iterable):
-        raise ValueError("messages must be a sequence of items")
-    try:
-        snapshot = list(items)
-    except Exception as exc:
-        raise ValueError("messages must be a sequence of items") from exc
-    stamp = now if now is not None else datetime.now(UTC)
-    fields_set = all_fields()
-    converted: list[ChatHistoryMessage] = []
-    skipped_messages = 0
-    skipped_other = 0
-    direct = DIRECT_CONSTRUCTION
-    for item in snapshot:
-        # Fast path for what sessions hold nearly always: plain dicts with a role and string or
-        # text-part content, exact str/dict/list values only, so it cannot raise. It gives exactly
-        # what to_chat_history_message gives them (tests/openai/test_openai_conversion_fast_path.py);
-        # anything else — tool results, blank text, subclasses — goes the general way.
-        # (``s.isspace()`` is ``not s.strip()`` for a non-empty ``s``, without copying it.)
-        if direct and type(item) is dict:
-            kind = item.get("type")
-            role = item.get("role")
-            ident = item.get("id")
-            if (
-                (kind is None or (type(kind) is str and kind == "message"))
-                and type(role) is str
-                and role
-                and not role.isspace()
-                and (ident is None or type(ident) is str)
-            ):
-                content = item.get("content")
-                if type(content) is str:
-                    text = content if content and not content.isspace() else None
-                else:
-                    text = _fast_parts_text(content) if type(content) is list else None
-                if text is not None:
-                    if not ident or ident.isspace():
-                        ident = str(uuid.uuid4())
-                    if not (ident.isascii() and role.isascii() and text.isascii()):  # O(1) check
-                        ident, role, text = _sendable(ident), _sendable(role), _sendable(text)
-                    # trusted_message inlined: a call is a tenth of the per-message cost.
-                    built = new_message()
-                    set_dict(built, {"id": ident, "role": role, "content": text, "timestamp": stamp})
-                    set_fields_set(built, fields_set)
-                    set_extra(built, None)
-                    set_private(built, None)
-                    converted.append(built)
-                    continue
-        message = to_chat_history_message(item, stamp)
-        if message is not None:
-            converted.append(message)
-            continue
-        try:
-            message_like = _is_message_like(item)
-        except Exception:
-            message_like = True
-        if message_like:
-            skipped_messages += 1
-        else:
-            skipped_other += 1
-    if skipped_messages:
-        logger.warning(
-            "chat history: skipped %d message(s) without text or role; sending the other %d",
-            skipped_messages,
-            len(converted),
-        )
-    if skipped_other:
-        logger.debug("chat history: skipped %d non-message item(s) without text", skipped_other)
-    return converted
+    return build_chat_history(items, read_item, limit=limit, now=now, fast=FAST_SHAPE, quiet=_is_quiet)

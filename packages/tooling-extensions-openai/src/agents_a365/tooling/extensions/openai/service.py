@@ -11,12 +11,13 @@ from typing import Any, Final, TypeVar
 from agents import Agent
 from agents.memory import Session
 
-from agents_a365.runtime import AuthorizationLike, OperationError, OperationResult, TurnContextLike
+from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextLike
 from agents_a365.tooling import (
     McpToolServerConfigurationService,
     ToolingConfiguration,
     ToolOptions,
 )
+from agents_a365.tooling.extensibility import check_limit
 from agents_a365.tooling.extension_base import ExtensionServiceBase
 
 from ._connections import McpServerConnections
@@ -233,18 +234,16 @@ class McpToolRegistrationService(ExtensionServiceBase):
             raise ValueError("session is required")
         if not callable(getattr(session, "get_items", None)):
             raise ValueError("session must be an agents Session (it has no get_items)")
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-            # Same rule and message as the LangChain extension (tests/contract).
-            raise ValueError("limit must be a non-negative integer")
+        check_limit(limit)
         if limit == 0:  # the most recent 0 items: nothing to read, an empty history is still sent
-            return await self.send_chat_history_messages(turn_context, [], options)
-        try:
-            async with asyncio.timeout(self.configuration.chat_history_timeout):
-                items = await session.get_items(limit)
-        except Exception as exc:  # TimeoutError included: the session is someone else's I/O
-            logger.warning("chat history: reading the session failed: %s", type(exc).__name__)
-            return OperationResult.failed(OperationError(exc))
-        return await self.send_chat_history_messages(turn_context, items, options)
+            return await self.send_history(turn_context, [], options)
+        return await self.send_history_from_store(
+            turn_context,
+            lambda: session.get_items(limit),
+            to_chat_history_messages,
+            options,
+            store="the session",
+        )
 
     async def send_chat_history_messages(
         self,
@@ -262,7 +261,4 @@ class McpToolRegistrationService(ExtensionServiceBase):
             raise ValueError("turn_context is required")
         if messages is None:
             raise ValueError("messages is required")
-        history = to_chat_history_messages(messages)
-        return await self.configuration_service.send_chat_history(
-            turn_context, history, self.tool_options(options)
-        )
+        return await self.send_history(turn_context, to_chat_history_messages(messages), options)
