@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import socket
-from collections.abc import Generator, Mapping
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
@@ -16,6 +16,7 @@ from starlette.types import Receive, Scope
 from agents_a365.emulator._app import build_app
 from agents_a365.emulator._context import EmulatorContext
 from agents_a365.emulator._routes import RTP_PATH
+from agents_a365.emulator._server import InProcessServer, bind, serve
 from agents_a365.emulator.authorization import EmulatorAuthorization, ExchangeFailure
 from agents_a365.emulator.config import EmulatorConfig
 from agents_a365.emulator.constants import PLATFORM_AUDIENCE
@@ -29,72 +30,6 @@ __all__ = ["Emulator"]
 logger = logging.getLogger("agents_a365.emulator")
 
 _STARTUP_TIMEOUT = 10.0
-
-
-_SHUTDOWN_POLL = 0.005
-
-
-class _InProcessServer(uvicorn.Server):
-    """A uvicorn server that leaves the process's signal handlers alone and stops without idle waits.
-
-    uvicorn polls ``should_exit`` every 0.1 s and sleeps another 0.1 s (plus 0.1 s polls) while shutting
-    down: about 0.2 s per stop, which dominated the test suite's teardown. Here :meth:`request_exit` wakes
-    the main loop at once and shutdown polls finely; the graceful timeout still bounds the whole wait.
-    """
-
-    def __init__(self, config: uvicorn.Config) -> None:
-        super().__init__(config)
-        self._wake = asyncio.Event()
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Generator[None, None, None]:
-        yield
-
-    def request_exit(self) -> None:
-        self.should_exit = True
-        self._wake.set()
-
-    async def main_loop(self) -> None:
-        counter = 0
-        should_exit = await self.on_tick(counter)
-        while not should_exit:
-            counter = (counter + 1) % 864000
-            # on_tick refreshes the Date header every 10 ticks: keep uvicorn's 0.1 s tick while idle.
-            # asyncio.timeout, not wait_for: no helper task (on 3.11) for leak checks to see.
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(0.1):
-                    await self._wake.wait()
-            should_exit = await self.on_tick(counter)
-
-    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        for server in self.servers:
-            server.close()
-        for sock in sockets or []:
-            sock.close()
-        for connection in list(self.server_state.connections):
-            connection.shutdown()  # idle keep-alive connections close now, busy ones after their response
-        try:
-            async with asyncio.timeout(self.config.timeout_graceful_shutdown):
-                # uvicorn exposes no event for "all connections closed": poll its state, finely.
-                while self.server_state.connections:  # noqa: ASYNC110
-                    await asyncio.sleep(_SHUTDOWN_POLL)
-        except TimeoutError:
-            logger.warning(
-                "Emulator: cancelling %d request(s) still running after the graceful shutdown timeout",
-                len(self.server_state.tasks),
-            )
-        # Requests still running now have no connection: their client has gone (e.g. it timed out during
-        # an injected latency) and nobody reads the answer, so they are cancelled rather than awaited.
-        orphans = list(self.server_state.tasks)
-        for task in orphans:
-            task.cancel()
-        if orphans:
-            await asyncio.wait(orphans, timeout=self.config.timeout_graceful_shutdown)
-        with contextlib.suppress(TimeoutError):  # a connection still open after the timeout: do not hang
-            async with asyncio.timeout(self.config.timeout_graceful_shutdown):
-                for server in self.servers:
-                    await server.wait_closed()
-        await self.lifespan.shutdown()
 
 
 class Emulator:
@@ -115,7 +50,7 @@ class Emulator:
             s.name: EmulatedServer.create(s) for s in self.config.servers
         }
         self._install_config_faults()
-        self._server: _InProcessServer | None = None
+        self._server: InProcessServer | None = None
         self._task: asyncio.Task[None] | None = None
         self._base_url: str | None = None
         self._listener: socket.socket | None = None
@@ -147,12 +82,12 @@ class Emulator:
             timeout_graceful_shutdown=self.config.shutdown_timeout,
             timeout_keep_alive=5,
         )
-        listener = _bind(self.host, self.port)
-        server = _InProcessServer(uv_config)
+        listener = bind(self.host, self.port)
+        server = InProcessServer(uv_config)
         self._server = server
         self._listener = listener
         self._task = asyncio.create_task(
-            _serve(server, listener), name=f"a365-emulator-{self.host}:{self.port}"
+            serve(server, listener), name=f"a365-emulator-{self.host}:{self.port}"
         )
         try:
             await self._wait_started(server, self._task)
@@ -327,31 +262,6 @@ class Emulator:
                 await _wait_disconnect(receive)
                 return True
         return False
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on ``host:port`` (``OSError`` if the port is taken)."""
-    family, kind, proto, _, address = socket.getaddrinfo(
-        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-    )[0]
-    sock = socket.socket(family, kind, proto)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-        sock.listen(2048)
-        sock.setblocking(False)
-    except BaseException:
-        sock.close()
-        raise
-    return sock
-
-
-async def _serve(server: uvicorn.Server, listener: socket.socket) -> None:
-    """Run uvicorn on ``listener``, turning its ``sys.exit`` on startup failure into an ordinary error."""
-    try:
-        await server.serve(sockets=[listener])
-    except SystemExit as exc:
-        raise RuntimeError(f"uvicorn exited with status {exc.code} (see the log for the cause)") from None
 
 
 async def _wait_disconnect(receive: Receive) -> None:

@@ -10,14 +10,13 @@ in the current step (to drop the duplicates some orchestrators emit in two strea
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import chunks as c
 from ._json import ArgumentsParser, output_as_json, parse_arguments
-from .chunks import FinishReason, UIChunk
+from ._steps import StepState
 from .sse import to_jsonable
 
 __all__ = ["UIMessageStreamState"]
@@ -40,49 +39,16 @@ class _ToolInput:
     started: bool = False
 
 
-class UIMessageStreamState:
+class UIMessageStreamState(StepState):
     """Builds a valid chunk sequence for one assistant message; converters call it, then ``drain()``."""
 
-    __slots__ = (
-        "_awaiting",
-        "_counter",
-        "_finished",
-        "_input_errors",
-        "_out",
-        "_parser",
-        "_reasoning_id",
-        "_reasoning_key",
-        "_started",
-        "_step_had_tool_calls",
-        "_step_model_id",
-        "_step_open",
-        "_step_seen",
-        "_text_id",
-        "_text_key",
-        "_tool_inputs",
-        "finish_reason",
-        "message_id",
-    )
+    __slots__ = ("_awaiting", "_input_errors", "_parser", "_tool_inputs")
 
     def __init__(
         self, message_id: str | None = None, *, arguments_parser: ArgumentsParser | None = None
     ) -> None:
+        super().__init__(message_id)
         self._parser = arguments_parser
-        self.message_id = message_id or f"msg_{uuid.uuid4().hex}"
-        self.finish_reason: FinishReason | None = None
-        """Set by converters from the provider's stop reason; ``finish()`` derives one otherwise."""
-        self._out: list[UIChunk] = []
-        self._counter = 0
-        self._started = False
-        self._finished = False
-        self._step_open = False
-        self._step_model_id: Hashable | None = None
-        self._step_seen: set[Hashable] = set()
-        self._step_had_tool_calls = False
-        self._text_id: str | None = None
-        self._text_key: Hashable | None = None
-        self._reasoning_id: str | None = None
-        self._reasoning_key: Hashable | None = None
         self._tool_inputs: dict[Hashable, _ToolInput] = {}
         self._awaiting: dict[str, str] = {}  # tool call id -> tool name, until its output arrives
         self._input_errors: set[str] = set()  # awaiting calls whose arguments were invalid
@@ -100,109 +66,11 @@ class UIMessageStreamState:
             "pending_chunks": len(self._out),
         }
 
-    @property
-    def finished(self) -> bool:
-        return self._finished
-
-    def drain(self) -> list[UIChunk]:
-        """The chunks produced since the last call."""
-        out = self._out
-        self._out = []
-        return out
-
-    def _new_id(self, prefix: str) -> str:
-        self._counter += 1
-        return f"{prefix}_{self._counter}"
-
-    # -- message and steps -----------------------------------------------------------------------------
-
-    def start(self, metadata: Any = None) -> None:
-        if not self._started:
-            self._started = True
-            self._out.append(c.start_chunk(self.message_id, metadata))
-
-    def start_step(self) -> None:
-        """Close the current step (if any) and open a new one."""
-        self.start()
-        if self._step_open:
-            self._close_step()
-        self._step_open = True
-        self._step_model_id = None
-        self._step_had_tool_calls = False
-        self._out.append(c.start_step_chunk())
-
-    def ensure_step(self) -> None:
-        if not self._step_open:
-            self.start_step()
-
-    def _close_step(self) -> None:
-        self.end_model_output()
-        self._step_open = False
-        self._step_seen.clear()
-        self._out.append(c.finish_step_chunk())
-
-    def model_message(self, message_id: Hashable | None) -> None:
-        """Output of model message ``message_id`` follows: a new model message starts a new step.
-
-        Tool results stay in the step of the model call that requested them, as in the AI SDK.
-        """
-        if message_id is not None and message_id == self._step_model_id:
-            return
-        if not self._step_open or self._step_model_id is not None:
-            self.start_step()
-        self._step_model_id = message_id
-
-    def seen(self, key: Hashable) -> bool:
-        """Whether ``key`` was marked in the current step (used to drop duplicate messages)."""
-        return key in self._step_seen
-
-    def mark_seen(self, key: Hashable) -> None:
-        self._step_seen.add(key)
-
     def end_model_output(self) -> None:
         """The model finished its message: end open text/reasoning and finalize streamed tool inputs."""
-        self.end_text()
-        self.end_reasoning()
+        super().end_model_output()
         for key in list(self._tool_inputs):
             self.tool_input_end(key)
-
-    # -- text and reasoning ----------------------------------------------------------------------------
-
-    def text_delta(self, delta: str, key: Hashable | None = None) -> None:
-        if not delta:
-            return
-        if self._text_id is None or key != self._text_key:
-            self.end_text()
-            self.end_reasoning()
-            self.ensure_step()
-            self._text_id = self._new_id("text")
-            self._text_key = key
-            self._out.append(c.text_start_chunk(self._text_id))
-        self._out.append(c.text_delta_chunk(self._text_id, delta))
-
-    def end_text(self) -> None:
-        if self._text_id is not None:
-            self._out.append(c.text_end_chunk(self._text_id))
-            self._text_id = None
-            self._text_key = None
-
-    def reasoning_delta(self, delta: str, key: Hashable | None = None) -> None:
-        if not delta:
-            return
-        if self._reasoning_id is None or key != self._reasoning_key:
-            self.end_reasoning()
-            self.end_text()
-            self.ensure_step()
-            self._reasoning_id = self._new_id("reasoning")
-            self._reasoning_key = key
-            self._out.append(c.reasoning_start_chunk(self._reasoning_id))
-        self._out.append(c.reasoning_delta_chunk(self._reasoning_id, delta))
-
-    def end_reasoning(self) -> None:
-        if self._reasoning_id is not None:
-            self._out.append(c.reasoning_end_chunk(self._reasoning_id))
-            self._reasoning_id = None
-            self._reasoning_key = None
 
     # -- tool inputs -----------------------------------------------------------------------------------
 
