@@ -8,17 +8,15 @@ from typing import Any
 
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import PaginatedRequestParams, Tool
+from mcp.types import Tool
 
+from ._mcp_pages import list_all_tools
 from ._redact import describe_error
 from .errors import McpServerConnectionError
 from .mcp_http import _MCP_HTTPX, mcp_http_client_factory
 from .models import MCPServerConfig
 
 logger = logging.getLogger(__name__)
-
-# A server repeating or inventing cursors must not keep a listing going (the deadline bounds it too).
-MAX_LIST_PAGES = 1000
 
 
 def _timeout(seconds: float) -> Any:
@@ -37,18 +35,9 @@ async def list_server_tools(server_name: str, server: MCPServerConfig, *, timeou
             ):
                 await session.initialize()
                 logger.debug("MCP session %r opened to list its tools", server_name)
-                tools: list[Tool] = []
-                cursor: str | None = None
-                for _ in range(MAX_LIST_PAGES):
-                    params = PaginatedRequestParams(cursor=cursor) if cursor else None
-                    page = await session.list_tools(params=params)
-                    tools.extend(page.tools)
-                    # mcp 2 types are snake_case.
-                    cursor = getattr(page, "next_cursor", None) or getattr(page, "nextCursor", None)
-                    if not cursor:
-                        logger.debug("MCP session %r: %d tool(s) listed, closing", server_name, len(tools))
-                        return tools
-                raise RuntimeError(f"tools/list returned more than {MAX_LIST_PAGES} pages")
+                tools = await list_all_tools(session)
+                logger.debug("MCP session %r: %d tool(s) listed, closing", server_name, len(tools))
+                return tools
     except TimeoutError as exc:
         raise McpServerConnectionError(
             f"MCP server {server_name!r} at {server.url} did not answer within {timeout} s",

@@ -18,6 +18,7 @@ from ._history import (
     join_parts,
     sendable,
 )
+from ._mcp_pages import MAX_LIST_PAGES, list_all_tools
 from ._redact import describe_error, redact_headers, scrub, scrubbed
 from ._turn import TurnIdentity, turn_identity
 from .extension_base import ExtensionServiceBase
@@ -26,6 +27,7 @@ from .message_construction import trusted_message
 from .tool_cache import ToolDefinitionCache, prime_output_schemas
 
 __all__ = [
+    "MAX_LIST_PAGES",
     "PART_SEPARATOR",
     "ExtensionServiceBase",
     "FastShape",
@@ -40,6 +42,7 @@ __all__ = [
     "convert_native",
     "describe_error",
     "join_parts",
+    "list_all_tools",
     "mcp_http_client_factory",
     "prime_output_schemas",
     "redact_headers",

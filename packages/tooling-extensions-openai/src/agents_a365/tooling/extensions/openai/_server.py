@@ -35,15 +35,14 @@ from mcp.types import (
 )
 
 from agents_a365.tooling import McpServerConnectionError, ToolDefinitionCache, prime_output_schemas
-from agents_a365.tooling.extensibility import scrubbed
+from agents_a365.tooling.extensibility import MAX_LIST_PAGES, scrubbed
 
 __all__ = ["MAX_LIST_PAGES", "A365MCPServer"]
 
 logger = logging.getLogger(__name__)
 
-# Upper bound on tools/list pages per listing (as in the LangChain extension): a server returning a
-# new nextCursor forever must not keep registration or the first model call busy.
-MAX_LIST_PAGES = 1000
+# The core's page cap on tools/list, passed to the SDK's own listing: a server returning a new
+# nextCursor forever must not keep registration or the first model call busy.
 # max_list_pages exists from openai-agents 0.2x on; older versions get the deadline only.
 _SDK_CAPS_PAGES = "max_list_pages" in inspect.signature(MCPServerStreamableHttp.__init__).parameters
 
