@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -17,8 +16,6 @@ import uvicorn
 from node_tools import Node
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
-if str(EXAMPLES_DIR) not in sys.path:
-    sys.path.insert(0, str(EXAMPLES_DIR))
 
 from agents import set_tracing_disabled  # noqa: E402
 from langchain.agents import create_agent  # noqa: E402

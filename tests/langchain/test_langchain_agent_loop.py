@@ -9,11 +9,12 @@ import pytest
 from langchain.agents.middleware import ModelCallLimitMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.errors import GraphRecursionError
-from lc_support import AUTH_HANDLER, our_tasks
-from scripted_model import ScriptedChatModel, call, calls, tool_results
 
 from agents_a365.emulator import Emulator, Fault
 from agents_a365.tooling.extensions.langchain import McpToolRegistrationService
+from support.leaks import our_tasks
+from support.platform import AUTH_HANDLER
+from support.scripted_langchain import ScriptedChatModel, call, calls, tool_results
 
 
 def _text(message: BaseMessage) -> str:

@@ -9,11 +9,11 @@ from typing import Any
 from langchain.tools import ToolRuntime, tool
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from lc_support import AUTH_HANDLER, tooling_configuration
-from scripted_model import ScriptedChatModel, call, calls, tool_results
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator, EmulatorConfig
 from agents_a365.tooling.extensions.langchain import McpToolRegistrationService, TurnIdentity, turn_identity
+from support.platform import AUTH_HANDLER, production_config
+from support.scripted_langchain import ScriptedChatModel, call, calls, tool_results
 from support.turns import make_turn_context
 
 IDENTITY_FIELDS = {
@@ -107,7 +107,7 @@ async def test_parallel_tool_results_merge_through_the_reducer_without_loss(turn
     model = ScriptedChatModel(script=[step, calls(text="done")])
     async with (
         Emulator(EmulatorConfig.with_notes_servers(1)) as emu,
-        McpToolRegistrationService(configuration=tooling_configuration(emu)) as svc,
+        McpToolRegistrationService(configuration=production_config(emu)) as svc,
         svc.mcp_tools(emu.authorization(), AUTH_HANDLER, turn) as toolset,
     ):
         agent = toolset.create_agent({"model": model, "tools": [save_note], "context_schema": TurnIdentity})

@@ -9,8 +9,6 @@ import pytest
 from langchain.tools import tool
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from lc_support import AUTH_HANDLER, client_side_tasks, our_tasks, tooling_configuration
-from scripted_model import ScriptedChatModel, call, calls
 
 from agents_a365.emulator import (
     CALENDAR_AUDIENCE,
@@ -23,6 +21,9 @@ from agents_a365.emulator import (
 from agents_a365.runtime import InvalidTokenError, TokenExpiredError, decode_token_payload
 from agents_a365.tooling import McpServerConnectionError
 from agents_a365.tooling.extensions.langchain import McpToolRegistrationService, McpToolset
+from support.leaks import leaked_tasks, our_tasks
+from support.platform import AUTH_HANDLER, production_config
+from support.scripted_langchain import ScriptedChatModel, call, calls
 from support.turns import make_turn_context
 
 MAIL_TOOLS = {"send_email", "list_emails", "search_emails"}
@@ -141,7 +142,7 @@ async def test_clash_between_servers_is_resolved_the_same_way_whatever_the_disco
     config.agents = {DEFAULT_AGENT_ID: order}
     async with Emulator(config) as emu:
         turn = make_turn_context(agentic_app_id=DEFAULT_AGENT_ID)
-        async with McpToolRegistrationService(configuration=tooling_configuration(emu)) as service:
+        async with McpToolRegistrationService(configuration=production_config(emu)) as service:
             tools = await service.get_mcp_tools(emu.authorization(), AUTH_HANDLER, turn)
             names = sorted(t.name for t in tools)
             assert names == sorted(
@@ -187,7 +188,7 @@ async def test_per_turn_scope_keeps_one_session_per_server_and_leaks_nothing(
     assert len(_mcp_posts(emulator, "calendar", "initialize")) == 1
     assert len(_mcp_posts(emulator, "mail", "tools/call")) == 2
     assert our_tasks() == []
-    assert await client_side_tasks(before) == []
+    assert await leaked_tasks(before) == set()
     # Tools of a closed scope fail instead of silently reconnecting.
     with pytest.raises(Exception):  # noqa: B017,PT011 - anyio's ClosedResourceError family
         await by_name["list_emails"].ainvoke({})
@@ -226,7 +227,7 @@ async def test_an_unreachable_server_raises_a_typed_error_and_closes_the_others(
     assert info.value.server_name == "calendar"
     assert "Bearer" not in str(info.value)
     assert our_tasks() == []
-    assert await client_side_tasks(before) == []
+    assert await leaked_tasks(before) == set()
     with pytest.raises(McpServerConnectionError):
         await service.get_mcp_tools(authorization, AUTH_HANDLER, turn)
 
@@ -248,7 +249,7 @@ async def test_cancelling_a_turn_while_connecting_leaks_nothing(
     with pytest.raises(asyncio.CancelledError):
         await task
     assert our_tasks() == []
-    assert await client_side_tasks(before) == []
+    assert await leaked_tasks(before) == set()
 
 
 async def test_the_auth_token_is_validated_before_use(
@@ -299,7 +300,7 @@ def test_service_rejects_both_a_configuration_service_and_a_configuration() -> N
 async def test_service_closes_only_what_it_owns(emulator: Emulator) -> None:
     from agents_a365.tooling import McpToolServerConfigurationService
 
-    async with McpToolServerConfigurationService(tooling_configuration(emulator)) as shared:
+    async with McpToolServerConfigurationService(production_config(emulator)) as shared:
         async with McpToolRegistrationService(shared) as service:
             assert service.configuration_service is shared
             _ = shared.http_client

@@ -16,8 +16,6 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import BaseTool
-from lc_support import AUTH_HANDLER, client_side_tasks, our_tasks
-from scripted_model import ScriptedChatModel, call, calls
 
 from agents_a365.emulator import CALENDAR_AUDIENCE, DEFAULT_AGENT_ID, PLATFORM_AUDIENCE, Emulator, Fault
 from agents_a365.emulator.authorization import EmulatorAuthorization
@@ -25,6 +23,9 @@ from agents_a365.emulator.recording import RecordedRequest
 from agents_a365.runtime import decode_token_payload
 from agents_a365.tooling import McpServerConnectionError, ToolDefinitionCache, ToolingConfiguration
 from agents_a365.tooling.extensions.langchain import McpToolRegistrationService
+from support.leaks import leaked_tasks, our_tasks
+from support.platform import AUTH_HANDLER
+from support.scripted_langchain import ScriptedChatModel, call, calls
 from support.turns import make_turn_context
 
 MODES = ["per_call", "per_turn"]
@@ -120,7 +121,7 @@ async def test_warm_turn_makes_no_gateway_exchange_or_mcp_request_and_its_tools_
     _assert_users_tokens(_since(emulator, mark), "user-1")
     assert authorization.exchange_count == exchanges
     assert our_tasks() == []
-    assert await client_side_tasks(before) == []
+    assert await leaked_tasks(before) == set()
 
 
 async def test_warm_add_tool_servers_to_agent_calls_tools_without_listing(
@@ -165,7 +166,7 @@ async def test_concurrent_first_calls_of_a_warm_turn_share_one_lazy_session(
     assert mail.count("tools/call") == 3
     # The lazily opened session was closed on exit: nothing is left running.
     assert our_tasks() == []
-    assert await client_side_tasks(before) == []
+    assert await leaked_tasks(before) == set()
     # Tools of a closed block fail instead of silently opening a new session.
     with pytest.raises(Exception):  # noqa: B017,PT011 - anyio's ClosedResourceError family
         await tools["list_emails"].ainvoke({})
@@ -254,7 +255,7 @@ async def test_a_cached_server_failing_at_call_time_is_invalidated_and_listed_ne
         # The other server is unaffected.
         assert "inbox" not in str(await tools["list_events"].ainvoke({"date": "2026-01-01"}))
     assert our_tasks() == []
-    assert await client_side_tasks(before) == []
+    assert await leaked_tasks(before) == set()
 
     emulator.faults.clear()
     mark = _mark(emulator)
@@ -284,7 +285,7 @@ async def test_a_cached_server_too_slow_to_connect_fails_the_call_within_the_tim
             with pytest.raises(McpServerConnectionError):
                 await tools["search_emails"].ainvoke({"query": "x"})
         assert our_tasks() == []
-        assert await client_side_tasks(before) == []
+        assert await leaked_tasks(before) == set()
         assert len(_methods(emulator.requests, "mail")) >= 1
         emulator.faults.clear()
         mark = _mark(emulator)
@@ -311,4 +312,4 @@ async def test_exiting_the_block_while_a_lazy_connect_is_pending_fails_the_call_
     with pytest.raises(McpServerConnectionError, match="exited while connecting"):
         await pending
     assert our_tasks() == []
-    assert await client_side_tasks(before) == []
+    assert await leaked_tasks(before) == set()

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
-
-# The helper modules next to this file (names prefixed to stay unique on sys.path).
-sys.path.insert(0, str(Path(__file__).parent))
 
 import agents
 import pytest
 import pytest_asyncio
 from microsoft_agents.hosting.core import TurnContext
-from openai_test_support import tooling_configuration
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator, EmulatorAuthorization
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService
+from support.platform import production_config
 from support.turns import make_turn_context
 
 
@@ -38,5 +33,5 @@ def authorization(emulator: Emulator) -> EmulatorAuthorization:
 
 @pytest_asyncio.fixture
 async def service(emulator: Emulator) -> AsyncIterator[McpToolRegistrationService]:
-    async with McpToolRegistrationService(configuration=tooling_configuration(emulator)) as svc:
+    async with McpToolRegistrationService(configuration=production_config(emulator)) as svc:
         yield svc

@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 from agents import Agent, Runner, SQLiteSession, Tool
 from microsoft_agents.hosting.core import TurnContext
-from openai_test_support import AUTH_HANDLER, leaked_tasks, other_tasks
-from scripted_openai_model import ScriptedModel, assistant_message, function_call, tool_outputs
 
 from agents_a365.emulator import Emulator, EmulatorAuthorization
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService
+from support.leaks import leaked_tasks, other_tasks
+from support.platform import AUTH_HANDLER
+from support.scripted_openai import ScriptedModel, assistant_message, function_call, tool_outputs
 
 # The SDK (not this package) opens its MCP v1 transport with mcp's deprecated streamablehttp_client.
 pytestmark = pytest.mark.filterwarnings("ignore:Use `streamable_http_client` instead:DeprecationWarning")

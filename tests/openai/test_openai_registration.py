@@ -11,7 +11,6 @@ import pytest_asyncio
 from agents import Agent
 from agents.mcp import MCPServerStreamableHttp
 from microsoft_agents.hosting.core import TurnContext
-from openai_test_support import AUTH_HANDLER, leaked_tasks, other_tasks, tooling_configuration
 
 from agents_a365.emulator import (
     CALENDAR_AUDIENCE,
@@ -26,6 +25,8 @@ from agents_a365.emulator import (
 )
 from agents_a365.tooling import McpServerConnectionError, McpToolServerConfigurationService
 from agents_a365.tooling.extensions.openai import ORCHESTRATOR_NAME, McpToolRegistrationService
+from support.leaks import leaked_tasks, other_tasks
+from support.platform import AUTH_HANDLER, production_config
 from support.turns import make_turn_context
 
 # The SDK (not this package) opens its MCP v1 transport with mcp's deprecated streamablehttp_client.
@@ -95,7 +96,7 @@ async def test_headers_are_the_tooling_services_complete_headers(
     authorization: EmulatorAuthorization,
     turn: TurnContext,
 ) -> None:
-    async with McpToolServerConfigurationService(tooling_configuration(emulator)) as tooling:
+    async with McpToolServerConfigurationService(production_config(emulator)) as tooling:
         from agents_a365.tooling import ToolOptions
 
         configs = await tooling.list_tool_servers(
@@ -190,7 +191,7 @@ async def test_connected_agent_closes_every_session_and_leaves_no_task(
 ) -> None:
     emulator = stateful_emulator
     tasks_before = other_tasks()
-    async with McpToolRegistrationService(configuration=tooling_configuration(emulator)) as service:
+    async with McpToolRegistrationService(configuration=production_config(emulator)) as service:
         async with service.connected_agent(
             Agent(name="a"), emulator.authorization(), AUTH_HANDLER, turn
         ) as agent:
@@ -208,7 +209,7 @@ async def test_close_tool_servers_closes_what_add_tool_servers_to_agent_connecte
 ) -> None:
     emulator = stateful_emulator
     tasks_before = other_tasks()
-    async with McpToolRegistrationService(configuration=tooling_configuration(emulator)) as service:
+    async with McpToolRegistrationService(configuration=production_config(emulator)) as service:
         agent = await service.add_tool_servers_to_agent(
             Agent(name="a"), emulator.authorization(), AUTH_HANDLER, turn
         )
@@ -226,7 +227,7 @@ async def test_service_aclose_closes_servers_still_open(
 ) -> None:
     emulator = stateful_emulator
     tasks_before = other_tasks()
-    service = McpToolRegistrationService(configuration=tooling_configuration(emulator))
+    service = McpToolRegistrationService(configuration=production_config(emulator))
     agent = await service.add_tool_servers_to_agent(
         Agent(name="a"), emulator.authorization(), AUTH_HANDLER, turn
     )
@@ -239,7 +240,7 @@ async def test_service_aclose_closes_servers_still_open(
 async def test_a_given_configuration_service_is_used_and_not_closed(
     emulator: Emulator, authorization: EmulatorAuthorization, turn: TurnContext
 ) -> None:
-    async with McpToolServerConfigurationService(tooling_configuration(emulator)) as tooling:
+    async with McpToolServerConfigurationService(production_config(emulator)) as tooling:
         async with McpToolRegistrationService(tooling) as service:
             assert service.configuration_service is tooling
             async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn):
@@ -247,7 +248,7 @@ async def test_a_given_configuration_service_is_used_and_not_closed(
         # Still usable: the registration service did not close what it did not create.
         assert await tooling.list_tool_servers(turn, authorization, AUTH_HANDLER)
     with pytest.raises(ValueError, match="either"):
-        McpToolRegistrationService(tooling, configuration=tooling_configuration(emulator))
+        McpToolRegistrationService(tooling, configuration=production_config(emulator))
 
 
 async def test_unreachable_server_raises_naming_it_and_closes_the_others(
@@ -256,7 +257,7 @@ async def test_unreachable_server_raises_naming_it_and_closes_the_others(
     emulator = stateful_emulator
     emulator.faults.set("mcp:calendar", Fault(status=503))
     tasks_before = other_tasks()
-    async with McpToolRegistrationService(configuration=tooling_configuration(emulator)) as service:
+    async with McpToolRegistrationService(configuration=production_config(emulator)) as service:
         template = Agent(name="a")
         with pytest.raises(McpServerConnectionError, match="'calendar'") as caught:
             async with service.connected_agent(template, emulator.authorization(), AUTH_HANDLER, turn):
@@ -338,7 +339,7 @@ async def test_missing_arguments_raise_value_error(
 async def test_agent_runs_without_servers_when_none_are_listed(turn: TurnContext) -> None:
     async with (
         Emulator(EmulatorConfig(default_servers=[])) as emu,
-        McpToolRegistrationService(configuration=tooling_configuration(emu)) as service,
+        McpToolRegistrationService(configuration=production_config(emu)) as service,
     ):
         template = Agent(name="a")
         async with service.connected_agent(template, emu.authorization(), AUTH_HANDLER, turn) as agent:

@@ -13,12 +13,13 @@ import pytest
 from agents import Agent, Runner, Tool
 from agents.mcp import MCPServer
 from microsoft_agents.hosting.core import TurnContext
-from openai_test_support import AUTH_HANDLER, leaked_tasks, other_tasks, tooling_configuration
-from scripted_openai_model import ScriptedModel, assistant_message, function_call, tool_outputs
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator, EmulatorAuthorization, Fault
 from agents_a365.runtime import decode_token_payload
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService
+from support.leaks import leaked_tasks, other_tasks
+from support.platform import AUTH_HANDLER, production_config
+from support.scripted_openai import ScriptedModel, assistant_message, function_call, tool_outputs
 from support.turns import make_turn_context
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `streamable_http_client` instead:DeprecationWarning")
@@ -100,7 +101,7 @@ async def test_two_users_never_share_tool_definitions_or_tokens(
 async def test_tool_cache_ttl_zero_lists_on_every_turn(
     emulator: Emulator, authorization: EmulatorAuthorization, turn: TurnContext
 ) -> None:
-    config = tooling_configuration(emulator, tool_cache_ttl=0)
+    config = production_config(emulator, tool_cache_ttl=0)
     async with McpToolRegistrationService(configuration=config) as service:
         for _ in range(2):
             mark = len(emulator.requests_for("mcp"))
@@ -111,7 +112,7 @@ async def test_tool_cache_ttl_zero_lists_on_every_turn(
 async def test_tool_cache_entries_expire_after_the_ttl(
     emulator: Emulator, authorization: EmulatorAuthorization, turn: TurnContext
 ) -> None:
-    config = tooling_configuration(emulator, tool_cache_ttl=0.2)
+    config = production_config(emulator, tool_cache_ttl=0.2)
     async with McpToolRegistrationService(configuration=config) as service:
         async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn):
             pass
@@ -189,7 +190,7 @@ async def test_runner_uses_a_warm_agent_end_to_end(
 async def test_using_cached_definitions_does_not_extend_their_ttl(
     emulator: Emulator, authorization: EmulatorAuthorization, turn: TurnContext
 ) -> None:
-    config = tooling_configuration(emulator, tool_cache_ttl=0.6)
+    config = production_config(emulator, tool_cache_ttl=0.6)
     async with McpToolRegistrationService(configuration=config) as service:
         async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn):
             pass  # listed (and cached) now

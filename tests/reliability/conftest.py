@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 import pytest_asyncio
 from hypothesis import HealthCheck, settings
-
-# This folder's helper module (rel_support) is imported by plain name.
-sys.path.insert(0, str(Path(__file__).parent))
-
 from microsoft_agents.hosting.core import TurnContext
-from rel_support import Guard
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator
+from support.guard import Guard
 from support.turns import make_turn_context
 
 # The fuzzing profile: at least 2,000 examples per property, on every run (CI included).

@@ -17,7 +17,6 @@ from agents import Agent
 from langchain_core.messages import AIMessage, HumanMessage
 from mcp.shared.exceptions import McpError
 from microsoft_agents.hosting.core import TurnContext
-from rel_support import AUTH_HANDLER, MARGIN, REQUEST_TIMEOUT, Guard, config, elapsed_at_most
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator, ExchangeFailure, Fault
 from agents_a365.tooling import (
@@ -31,6 +30,7 @@ from agents_a365.tooling import (
 )
 from agents_a365.tooling.extensions.langchain import McpToolRegistrationService as LangChainService
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService as OpenAIService
+from support.guard import AUTH_HANDLER, MARGIN, REQUEST_TIMEOUT, Guard, config, elapsed_at_most
 from support.turns import make_turn_context
 
 # The OpenAI Agents SDK opens its MCP transport with mcp's deprecated streamablehttp_client.

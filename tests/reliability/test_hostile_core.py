@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from hostile_server import HostileServer, Request, behaviours
 from microsoft_agents.hosting.core import TurnContext
 
 from agents_a365.emulator import DEFAULT_AGENT_ID
@@ -23,6 +22,7 @@ from agents_a365.tooling import (
     ToolingConfiguration,
     ToolServerDiscoveryError,
 )
+from support.hostile_server import HostileServer, Request, behaviours
 from support.jwt import make_jwt
 from support.turns import make_turn_context
 

@@ -13,7 +13,6 @@ import logging
 from datetime import UTC, datetime
 
 import pytest
-from hostile_server import HostileServer, behaviours
 
 from agents_a365.emulator import DEFAULT_AGENT_ID
 from agents_a365.tooling import (
@@ -22,6 +21,7 @@ from agents_a365.tooling import (
     ToolingConfiguration,
     ToolServerDiscoveryError,
 )
+from support.hostile_server import HostileServer, behaviours
 from support.jwt import make_jwt
 from support.turns import make_turn_context
 

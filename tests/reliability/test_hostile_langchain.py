@@ -11,8 +11,6 @@ import logging
 from typing import Any
 
 import pytest
-from hostile_mcp import HostileMcp
-from hostile_server import HostileServer, behaviours
 from langchain_core.chat_history import InMemoryChatMessageHistory
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
@@ -24,6 +22,8 @@ from microsoft_agents.hosting.core import TurnContext
 from agents_a365.emulator import DEFAULT_AGENT_ID
 from agents_a365.tooling import ToolingConfiguration, ToolServerDiscoveryError
 from agents_a365.tooling.extensions.langchain import McpToolRegistrationService as LangChainService
+from support.hostile_mcp import HostileMcp
+from support.hostile_server import HostileServer, behaviours
 from support.jwt import make_jwt
 
 SAFETY = 10.0  # a safety net against hangs only; the bound under test is chat_history_timeout

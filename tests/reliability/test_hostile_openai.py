@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 from agents import Agent, FunctionTool, RunContextWrapper
 from agents.tool_context import ToolContext
-from hostile_mcp import HostileMcp
-from hostile_server import HostileServer, behaviours
 from microsoft_agents.hosting.core import TurnContext
-from rel_support import AUTH_HANDLER, Guard, config
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator, Fault
 from agents_a365.tooling import ToolingConfiguration, ToolServerDiscoveryError
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService as OpenAIService
+from support.guard import AUTH_HANDLER, Guard, config
+from support.hostile_mcp import HostileMcp
+from support.hostile_server import HostileServer, behaviours
 from support.jwt import make_jwt
 from support.turns import make_turn_context
 

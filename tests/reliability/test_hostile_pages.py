@@ -8,8 +8,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from hostile_mcp import HostileMcp
-from hostile_server import HostileServer
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
@@ -20,6 +18,8 @@ from agents_a365.tooling import (
     ToolingConfiguration,
 )
 from agents_a365.tooling.extensibility import list_all_tools, mcp_http_client_factory
+from support.hostile_mcp import HostileMcp
+from support.hostile_server import HostileServer
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `streamable_http_client` instead:DeprecationWarning")
 

@@ -11,12 +11,12 @@ import asyncio
 from typing import Any
 
 import pytest
-from hostile_server import HostileServer, Request, behaviours
 from microsoft_agents.hosting.core import TurnContext
-from rel_support import AUTH_HANDLER, config
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator
 from agents_a365.tooling import McpToolServerConfigurationService, TokenAcquisitionError, ToolingConfiguration
+from support.guard import AUTH_HANDLER, config
+from support.hostile_server import HostileServer, Request, behaviours
 from support.jwt import make_jwt
 
 SAFETY = 10.0

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from agents import Agent
 from microsoft_agents.hosting.core import TurnContext
-from rel_support import AUTH_HANDLER, Guard, config
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator, Fault
 from agents_a365.tooling import (
@@ -27,6 +26,7 @@ from agents_a365.tooling import (
 )
 from agents_a365.tooling.extensions.langchain import McpToolRegistrationService as LangChainService
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService as OpenAIService
+from support.guard import AUTH_HANDLER, Guard, config
 from support.jwt import make_jwt
 from support.turns import make_turn_context
 

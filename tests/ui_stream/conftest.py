@@ -5,26 +5,20 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from agents import set_tracing_disabled
 
+from node_tools import NODE_MISSING, Node, find_node
+from support.ui_client import Validate
+
 JS_DIR = Path(__file__).parent / "js"
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
 NPM_TIMEOUT = 300
 NODE_TIMEOUT = 120
 
-# Helpers next to the tests (``_client``, the scripted models) and the example app (outside the packages).
-for _path in (str(Path(__file__).parent), str(EXAMPLES_DIR)):
-    if _path not in sys.path:
-        sys.path.insert(0, _path)
-
-from _client import Validate  # noqa: E402 - needs the path above
-
-from node_tools import NODE_MISSING, Node, find_node  # noqa: E402 - tests/ is on sys.path (root conftest)
 
 # No OpenAI key in tests: the Agents SDK must not try to export traces.
 set_tracing_disabled(True)

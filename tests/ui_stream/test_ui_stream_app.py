@@ -8,16 +8,17 @@ from typing import Any
 
 import httpx
 import pytest
-from _client import Validate, assert_clean, summarize
-from _scripted_langchain import ScriptedChatModel, text, tool_call
-from _scripted_openai import ScriptedResponsesModel, Turn
-from _server import serve
 from agents import Agent, function_tool
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from ui_stream_app.__main__ import build_app
 from ui_stream_app.app import create_langchain_app, create_openai_app
+
+from support.scripted_langchain import ScriptedChatModel, text, tool_call
+from support.scripted_openai import ScriptedResponsesModel, Turn
+from support.ui_client import Validate, assert_clean, summarize
+from support.ui_server import serve
 
 TIMEOUT = httpx.Timeout(30.0)
 
@@ -46,7 +47,7 @@ async def post_stream(base_url: str, body: dict[str, Any]) -> tuple[httpx.Header
 
 async def test_langchain_endpoint_and_history_round_trip(validate: Validate) -> None:
     model = ScriptedChatModel(
-        turns=[
+        script=[
             text("Checking.") + tool_call(0, "call_w", "get_weather", '{"city": "Paris"}'),
             text("21 degrees in Paris."),
             text("You asked about Paris."),
@@ -67,7 +68,7 @@ async def test_langchain_endpoint_and_history_round_trip(validate: Validate) -> 
         "step",
         ("text", "You asked about Paris."),
     ]
-    history = model.seen_inputs[2]
+    history = model.seen[2]
     assert [type(m) for m in history] == [HumanMessage, AIMessage, ToolMessage, AIMessage, HumanMessage]
     assert history[1].tool_calls[0]["id"] == "call_w"
     assert history[1].tool_calls[0]["args"] == {"city": "Paris"}
@@ -114,12 +115,12 @@ async def test_openai_endpoint_and_history_round_trip(validate: Validate) -> Non
     [b"not json", b'{"messages": "nope"}', b'{"messages": []}', json.dumps(chat_body([])).encode()],
 )
 async def test_bad_requests_are_rejected_before_any_run(body: bytes) -> None:
-    model = ScriptedChatModel(turns=[])
+    model = ScriptedChatModel(script=[])
     app = create_langchain_app(create_agent(model, tools=[]))
     async with serve(app) as base_url, httpx.AsyncClient(timeout=TIMEOUT) as client:
         response = await client.post(f"{base_url}/agent/stream", content=body)
     assert response.status_code == 400
-    assert model.seen_inputs == []
+    assert model.seen == []
 
 
 async def _disconnect_mid_tool(base_url: str, tool_started: asyncio.Event) -> None:
@@ -151,12 +152,12 @@ async def test_client_disconnect_cancels_the_langgraph_run() -> None:
             raise
         return "done"
 
-    model = ScriptedChatModel(turns=[tool_call(0, "call_s", "slow_report", '{"topic": "x"}'), text("never")])
+    model = ScriptedChatModel(script=[tool_call(0, "call_s", "slow_report", '{"topic": "x"}'), text("never")])
     app = create_langchain_app(create_agent(model, tools=[slow_report]))
     async with serve(app) as base_url:
         await _disconnect_mid_tool(base_url, started)
         await asyncio.wait_for(cancelled.wait(), 10)
-    assert len(model.seen_inputs) == 1  # the model was not called again after the disconnect
+    assert len(model.seen) == 1  # the model was not called again after the disconnect
 
 
 async def test_client_disconnect_cancels_the_openai_run() -> None:
@@ -214,7 +215,7 @@ async def test_the_scripted_model_failure_reaches_the_client_as_an_error_chunk(v
 
 async def test_cors_preflight_is_answered_for_configured_origins_only() -> None:
     app = create_langchain_app(
-        create_agent(ScriptedChatModel(turns=[]), tools=[]),
+        create_agent(ScriptedChatModel(script=[]), tools=[]),
         app_options={"cors_origins": ["http://localhost:3000"]},
     )
     preflight = {"access-control-request-method": "POST", "access-control-request-headers": "content-type"}
@@ -249,7 +250,7 @@ async def test_keep_alive_comments_flow_while_a_tool_runs(validate: Validate) ->
         return "found"
 
     model = ScriptedChatModel(
-        turns=[tool_call(0, "call_l", "long_lookup", '{"topic": "x"}'), text("Found it.")]
+        script=[tool_call(0, "call_l", "long_lookup", '{"topic": "x"}'), text("Found it.")]
     )
     app = create_langchain_app(
         create_agent(model, tools=[long_lookup]), app_options={"keepalive_interval": 0.01}
@@ -281,5 +282,5 @@ async def test_keep_alive_comments_flow_while_a_tool_runs(validate: Validate) ->
 def test_keep_alive_interval_must_be_positive() -> None:
     with pytest.raises(ValueError, match="keepalive_interval"):
         create_langchain_app(
-            create_agent(ScriptedChatModel(turns=[]), tools=[]), app_options={"keepalive_interval": 0}
+            create_agent(ScriptedChatModel(script=[]), tools=[]), app_options={"keepalive_interval": 0}
         )

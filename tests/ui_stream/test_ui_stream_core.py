@@ -7,7 +7,6 @@ import subprocess
 import sys
 from typing import Any
 
-from _client import Validate, assert_clean, summarize
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, SystemMessage, ToolMessage
 
 from agents_a365.tooling.extensions.langchain.ui_stream import (
@@ -24,6 +23,7 @@ from agents_a365.tooling.ui_stream import (
     encode_sse,
     ui_message_stream_response,
 )
+from support.ui_client import Validate, assert_clean, summarize
 
 
 def test_sse_frame_is_one_data_line_even_with_newlines() -> None:

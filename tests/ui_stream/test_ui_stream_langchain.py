@@ -6,8 +6,6 @@ import asyncio
 from typing import Any
 
 import pytest
-from _client import Validate, assert_clean, summarize
-from _scripted_langchain import ScriptedChatModel, ScriptError, reasoning, text, tool_call
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessageChunk
 from langchain_core.tools import ToolException, tool
@@ -18,6 +16,8 @@ from agents_a365.tooling.extensions.langchain.ui_stream import (
     stream_langgraph_agent,
 )
 from agents_a365.tooling.ui_stream import DEFAULT_ERROR_TEXT
+from support.scripted_langchain import ScriptedChatModel, ScriptError, reasoning, text, tool_call
+from support.ui_client import Validate, assert_clean, summarize
 
 USER = [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "What is the weather?"}]}]
 
@@ -55,7 +55,7 @@ async def collect(frames: Any) -> str:
 
 
 async def run_agent(turns: list[list[Any]], tools: list[Any] | None = None, **kwargs: Any) -> str:
-    agent = create_agent(ScriptedChatModel(turns=turns), tools=tools or [get_weather, get_time])
+    agent = create_agent(ScriptedChatModel(script=turns), tools=tools or [get_weather, get_time])
     return await collect(stream_langgraph_agent(agent, USER, **kwargs))
 
 
@@ -165,7 +165,7 @@ async def test_every_stream_shape_gives_the_same_message(validate: Validate, sha
         reasoning("Need weather.") + tool_call(0, "call_w", "get_weather", '{"city": "Rome"}'),
         text("Sunny."),
     ]
-    agent = create_agent(ScriptedChatModel(turns=turns), tools=[get_weather])
+    agent = create_agent(ScriptedChatModel(script=turns), tools=[get_weather])
     inputs = {"messages": [{"role": "user", "content": "Weather in Rome?"}]}
     if shape == "messages+updates":
         stream = agent.astream(inputs, stream_mode=["messages", "updates"])

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from _client import Validate, assert_clean, summarize
-from _scripted_langchain import ScriptedChatModel, text, tool_call
 from langchain.agents import create_agent
 from langchain_mcp_adapters.client import MultiServerMCPClient
 
 from agents_a365.emulator import DEFAULT_AGENT_ID
 from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration, ToolOptions
 from agents_a365.tooling.extensions.langchain.ui_stream import stream_langgraph_agent
+from support.scripted_langchain import ScriptedChatModel, text, tool_call
 from support.turns import make_turn_context
+from support.ui_client import Validate, assert_clean, summarize
 
 
 async def test_mcp_tool_success_and_tool_error_reach_the_client(emulator: Any, validate: Validate) -> None:
@@ -31,7 +31,7 @@ async def test_mcp_tool_success_and_tool_error_reach_the_client(emulator: Any, v
     )
     tools = [t for t in await client.get_tools() if t.name in ("send_email", "list_emails")]
     model = ScriptedChatModel(
-        turns=[
+        script=[
             tool_call(
                 0, "call_ok", "send_email", '{"to": "ada@contoso.com", ', '"subject": "Hi", "body": "Hello"}'
             )

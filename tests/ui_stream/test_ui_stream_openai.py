@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from _client import Validate, assert_clean, summarize
-from _scripted_openai import ScriptedResponsesModel, Turn
 from agents import Agent, Runner, function_tool
 
 from agents_a365.tooling.extensions.openai.ui_stream import (
@@ -16,6 +14,8 @@ from agents_a365.tooling.extensions.openai.ui_stream import (
     ui_tool_error_function,
 )
 from agents_a365.tooling.ui_stream import DEFAULT_ERROR_TEXT
+from support.scripted_openai import ScriptedResponsesModel, Turn
+from support.ui_client import Validate, assert_clean, summarize
 
 USER = [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "What is the weather?"}]}]
 

@@ -1,4 +1,4 @@
-"""Helpers of the reliability suite: the leak and token-hygiene guard wrapped around every scenario."""
+"""The leak and token-hygiene guard wrapped around every reliability scenario."""
 
 from __future__ import annotations
 
@@ -15,25 +15,20 @@ from typing import Any
 from agents_a365.emulator import Emulator
 from agents_a365.tooling import ToolingConfiguration
 
-AUTH_HANDLER = "agentic"
+from .leaks import SERVER_SIDE, is_server_side, other_tasks
+from .platform import AUTH_HANDLER, production_config
+
+__all__ = ["AUTH_HANDLER", "MARGIN", "REQUEST_TIMEOUT", "Guard", "config", "elapsed_at_most", "open_fds"]
+
 # Timeouts of the fault scenarios, and the margin a scenario may take beyond its configured timeout
 # (the machine's 2 cores are shared: generous, but far below any "hang").
 REQUEST_TIMEOUT = 1.0
 MARGIN = 1.5
 
-# Frames of tasks that belong to the in-process emulator (server side), not to the SDK.
-_SERVER_SIDE = ("/uvicorn/", "/starlette/", "/mcp/server/", "/agents_a365/emulator/", "/sse_starlette/")
-
 
 def config(emu: Emulator, **overrides: Any) -> ToolingConfiguration:
     """The production path (gateway + token exchange) against ``emu`` with short timeouts."""
-    values: dict[str, Any] = {
-        "mcp_platform_endpoint": emu.base_url,
-        "use_tooling_manifest": False,
-        "request_timeout": REQUEST_TIMEOUT,
-    }
-    values.update(overrides)
-    return ToolingConfiguration(**values)
+    return production_config(emu, **{"request_timeout": REQUEST_TIMEOUT, **overrides})
 
 
 def open_fds() -> int:
@@ -51,7 +46,7 @@ def _async_generators() -> set[str]:
         code = agen.ag_code
         if agen.ag_frame is None:  # finished or closed (still referenced, e.g. by a traceback)
             continue
-        if any(marker in code.co_filename for marker in _SERVER_SIDE):
+        if any(marker in code.co_filename for marker in SERVER_SIDE):
             continue
         found.add(f"{code.co_filename.rsplit('/', 2)[-1]}:{code.co_name}@{id(agen):x}")
     return found
@@ -185,14 +180,7 @@ class Guard:
         return leaks
 
     def leftover_tasks(self) -> list[asyncio.Task[Any]]:
-        leftover = []
-        for task in asyncio.all_tasks() - self._tasks:
-            if task.done() or task is asyncio.current_task():
-                continue
-            files = " ".join(frame.f_code.co_filename for frame in task.get_stack())
-            if not any(marker in files for marker in _SERVER_SIDE):
-                leftover.append(task)
-        return leftover
+        return [t for t in other_tasks() - self._tasks if not is_server_side(t)]
 
     async def assert_clean(self, *, check_tokens: bool = True, check_leaks: bool = True) -> None:
         """All the checks; the fixture calls it at teardown unless the test already did."""

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from hostile_server import Request
+from support.hostile_server import Request
 
 __all__ = ["HostileMcp"]
 

@@ -1,0 +1,56 @@
+"""Leak detection shared by every suite: tasks the SDK started and left running.
+
+The emulator serves in the same event loop as the SDK under test, so its own tasks (uvicorn, starlette,
+the MCP server side, sse-starlette's per-loop shutdown watcher) are told apart from the client's by the
+files of their frames.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+__all__ = ["SERVER_SIDE", "is_server_side", "leaked_tasks", "other_tasks", "our_tasks"]
+
+# Frames of tasks that belong to the in-process emulator (server side), not to the SDK.
+SERVER_SIDE = ("/uvicorn/", "/starlette/", "/mcp/server/", "/agents_a365/emulator/", "/sse_starlette/")
+
+
+def is_server_side(task: asyncio.Task[Any]) -> bool:
+    # sse-starlette starts one shutdown watcher per event loop that lives as long as the loop.
+    if getattr(task.get_coro(), "__qualname__", "") == "_shutdown_watcher":
+        return True
+    files = " ".join(frame.f_code.co_filename for frame in task.get_stack())
+    return any(marker in files for marker in SERVER_SIDE)
+
+
+def our_tasks() -> list[asyncio.Task[Any]]:
+    """Unfinished tasks this SDK started by name (MCP session holders and tool listings: ``a365-mcp*``)."""
+    return [t for t in asyncio.all_tasks() if t.get_name().startswith("a365-mcp") and not t.done()]
+
+
+def other_tasks() -> set[asyncio.Task[Any]]:
+    """Every unfinished task of the loop except the running one and the emulator's per-loop singletons."""
+    current = asyncio.current_task()
+    return {
+        t
+        for t in asyncio.all_tasks()
+        if t is not current
+        and not t.done()
+        and getattr(t.get_coro(), "__qualname__", "") != "_shutdown_watcher"
+    }
+
+
+async def leaked_tasks(before: set[asyncio.Task[Any]], *, grace: float = 2.0) -> set[asyncio.Task[Any]]:
+    """Client-side tasks started since ``before`` still running after at most ``grace`` seconds.
+
+    The emulator's request handlers may need a moment to finish after the client closed (they are
+    not counted anyway); a client-side leak stays. Returns as soon as none is left.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + grace
+    while True:
+        extra = {t for t in other_tasks() - before if not is_server_side(t)}
+        if not extra or loop.time() >= deadline:
+            return extra
+        await asyncio.sleep(0.02)
