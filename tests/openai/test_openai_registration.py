@@ -362,7 +362,11 @@ async def test_cancelling_while_connecting_stays_cancelled_and_leaks_nothing(
     task = asyncio.create_task(
         service.add_tool_servers_to_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn)
     )
-    await asyncio.sleep(0.5)
+    async with asyncio.timeout(10):  # cancel while calendar's initialize is held by the fault
+        while not any(  # noqa: ASYNC110 - the emulator's recordings have no event to wait on
+            r.jsonrpc_method == "initialize" for r in emulator.requests_for("mcp", server="calendar")
+        ):
+            await asyncio.sleep(0.005)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

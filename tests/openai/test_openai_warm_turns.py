@@ -16,7 +16,9 @@ from microsoft_agents.hosting.core import TurnContext
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator, EmulatorAuthorization, Fault
 from agents_a365.runtime import decode_token_payload
+from agents_a365.tooling import McpToolServerConfigurationService
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService
+from support.clock import FakeClock
 from support.leaks import leaked_tasks, other_tasks
 from support.platform import AUTH_HANDLER, production_config
 from support.scripted_openai import ScriptedModel, assistant_message, function_call, tool_outputs
@@ -112,14 +114,19 @@ async def test_tool_cache_ttl_zero_lists_on_every_turn(
 async def test_tool_cache_entries_expire_after_the_ttl(
     emulator: Emulator, authorization: EmulatorAuthorization, turn: TurnContext
 ) -> None:
-    config = production_config(emulator, tool_cache_ttl=0.2)
-    async with McpToolRegistrationService(configuration=config) as service:
+    clock = FakeClock()
+    core = McpToolServerConfigurationService(production_config(emulator, tool_cache_ttl=60), clock=clock)
+    async with core, McpToolRegistrationService(core) as service:
         async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn):
             pass
-        await asyncio.sleep(0.3)
+        clock.advance(59)
         mark = len(emulator.requests_for("mcp"))
         async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn):
-            assert _mcp_methods(emulator, mark).count("tools/list") == 2
+            assert _mcp_methods(emulator, mark).count("tools/list") == 0  # still cached
+        clock.advance(2)
+        mark = len(emulator.requests_for("mcp"))
+        async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn):
+            assert _mcp_methods(emulator, mark).count("tools/list") == 2  # expired: listed again
 
 
 async def test_a_cached_server_that_fails_on_first_use_is_listed_again_next_turn(
@@ -190,16 +197,17 @@ async def test_runner_uses_a_warm_agent_end_to_end(
 async def test_using_cached_definitions_does_not_extend_their_ttl(
     emulator: Emulator, authorization: EmulatorAuthorization, turn: TurnContext
 ) -> None:
-    config = production_config(emulator, tool_cache_ttl=0.6)
-    async with McpToolRegistrationService(configuration=config) as service:
+    clock = FakeClock()
+    core = McpToolServerConfigurationService(production_config(emulator, tool_cache_ttl=60), clock=clock)
+    async with core, McpToolRegistrationService(core) as service:
         async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn):
             pass  # listed (and cached) now
-        await asyncio.sleep(0.35)
+        clock.advance(35)
         async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn) as agent:
             mail = _server(agent, "mail")
             await mail.call_tool("list_emails", {})  # connects lazily
             await mail.list_tools()  # answered from the seeded definitions, not re-cached
-        await asyncio.sleep(0.35)  # past the TTL of the first listing
+        clock.advance(35)  # past the TTL of the first listing
         mark = len(emulator.requests_for("mcp"))
         async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn):
             assert _mcp_methods(emulator, mark).count("tools/list") == 2

@@ -54,8 +54,8 @@ class Discovery(ServicePart):
 
     def __init__(self, owner: Owner) -> None:
         super().__init__(owner)
-        self.tokens: AsyncTTLCache[str] = AsyncTTLCache()
-        self.entries: AsyncTTLCache[tuple[ToolingManifestEntry, ...]] = AsyncTTLCache()
+        self.tokens: AsyncTTLCache[str] = AsyncTTLCache(clock=owner.clock)
+        self.entries: AsyncTTLCache[tuple[ToolingManifestEntry, ...]] = AsyncTTLCache(clock=owner.clock)
 
     def clear(self) -> None:
         self.tokens.clear()

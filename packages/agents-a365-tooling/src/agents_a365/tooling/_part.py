@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 import httpx
@@ -13,6 +14,7 @@ class Owner(Protocol):
     """The facade that owns the settings and the HTTP client (one per event loop)."""
 
     configuration: ToolingConfiguration
+    clock: Callable[[], float]
 
     @property
     def http_client(self) -> httpx.AsyncClient: ...

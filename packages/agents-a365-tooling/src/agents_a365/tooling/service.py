@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Self
 
@@ -45,14 +46,19 @@ class McpToolServerConfigurationService:
         configuration: ToolingConfiguration | None = None,
         *,
         http_client: httpx.AsyncClient | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        if not callable(clock):
+            raise TypeError("clock must be a callable returning seconds (like time.monotonic)")
         self.configuration = configuration or ToolingConfiguration()
+        self.clock = clock
+        """The monotonic clock of every cache's TTL (tests pass a fake one; never sleep for time to pass)."""
         self._client = http_client
         self._owns_client = http_client is None
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._discovery = Discovery(self)
         self._threat_protection = ThreatProtection(self)
-        self.tool_definitions = ToolDefinitionCache(max(self.configuration.tool_cache_ttl, 0.0))
+        self.tool_definitions = ToolDefinitionCache(max(self.configuration.tool_cache_ttl, 0.0), clock=clock)
         """MCP ``tools/list`` results per server and headers, for the extensions' warm turns."""
 
     # -- lifecycle -------------------------------------------------------------------------
