@@ -7,6 +7,7 @@ behaviour every extension must share and the contract suite that checks it.
 
 from ._deprecation import check_options, renamed_kwargs
 from ._redact import describe_error, redact_headers, scrub, scrubbed
+from ._telemetry import ToolCallSpan, tool_call_span
 from ._turn import TurnIdentity, turn_identity
 from .extension_base import ExtensionServiceBase
 from .mcp_http import mcp_http_client_factory, shared_ssl_context
@@ -15,6 +16,7 @@ from .tool_cache import ToolDefinitionCache, prime_output_schemas
 
 __all__ = [
     "ExtensionServiceBase",
+    "ToolCallSpan",
     "ToolDefinitionCache",
     "TurnIdentity",
     "check_options",
@@ -26,6 +28,7 @@ __all__ = [
     "scrub",
     "scrubbed",
     "shared_ssl_context",
+    "tool_call_span",
     "trusted_message",
     "turn_identity",
 ]
