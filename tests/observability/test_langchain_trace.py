@@ -11,7 +11,13 @@ from lc_support import AUTH_HANDLER, tooling_configuration
 from obs_support import Telemetry, is_child
 from scripted_model import ScriptedChatModel, call, calls, tool_results
 
-from agents_a365.emulator import CALENDAR_AUDIENCE, CALENDAR_SCOPE, DEFAULT_AGENT_ID, PLATFORM_SCOPE, Emulator, Fault
+from agents_a365.emulator import (
+    CALENDAR_AUDIENCE,
+    CALENDAR_SCOPE,
+    DEFAULT_AGENT_ID,
+    PLATFORM_SCOPE,
+    Emulator,
+)
 from agents_a365.tooling.extensions.langchain import McpToolRegistrationService
 from support.turns import make_turn_context
 
@@ -41,7 +47,8 @@ async def test_a_langchain_turn_is_one_tree_under_the_hosts_span(
     assert result["messages"][-1].content.startswith("Sent as")
 
     root = telemetry.one("turn")
-    assert root.context is not None and root_span.get_span_context().span_id == root.context.span_id
+    assert root.context is not None
+    assert root_span.get_span_context().span_id == root.context.span_id
 
     discovery = telemetry.one("a365.tooling.discovery")
     assert is_child(discovery, root)
@@ -56,7 +63,10 @@ async def test_a_langchain_turn_is_one_tree_under_the_hosts_span(
 
     # One exchange for the platform scope, one per V2 scope (the calendar), both under discovery.
     exchanges = telemetry.named("a365.tooling.token_exchange")
-    assert {(s.attributes or {})["a365.token.scope"] for s in exchanges} == {PLATFORM_SCOPE, f"{CALENDAR_AUDIENCE}/{CALENDAR_SCOPE}"}
+    assert {(s.attributes or {})["a365.token.scope"] for s in exchanges} == {
+        PLATFORM_SCOPE,
+        f"{CALENDAR_AUDIENCE}/{CALENDAR_SCOPE}",
+    }
     assert all(is_child(s, discovery) for s in exchanges)
     assert all((s.attributes or {})["a365.cache.hit"] is False for s in exchanges)
 
@@ -104,7 +114,9 @@ async def test_a_warm_turn_records_cache_hits(emulator: Emulator, telemetry: Tel
     assert misses[(("a365.cache.name", "discovery"),)] == 1
     assert hits[(("a365.cache.name", "token"),)] == 2  # the platform and the calendar token
     assert misses[(("a365.cache.name", "token"),)] == 2
-    durations = {a["a365.discovery.source"]: p.count for a, p in telemetry.points("a365.tooling.discovery.duration")}
+    durations = {
+        a["a365.discovery.source"]: p.count for a, p in telemetry.points("a365.tooling.discovery.duration")
+    }
     assert durations == {"gateway": 2}
 
 
@@ -114,10 +126,12 @@ async def test_a_tool_error_is_an_error_span(emulator: Emulator, telemetry: Tele
     model = ScriptedChatModel(
         script=[calls(call("send_email", to=[], subject="s", body="b")), AIMessage(content="sorry")]
     )
-    async with McpToolRegistrationService(configuration=tooling_configuration(emulator)) as service:
-        async with service.mcp_tools(emulator.authorization(), AUTH_HANDLER, turn) as toolset:
-            agent = toolset.create_agent({"model": model})
-            result = await agent.ainvoke({"messages": [HumanMessage("Email nobody")]})
+    async with (
+        McpToolRegistrationService(configuration=tooling_configuration(emulator)) as service,
+        service.mcp_tools(emulator.authorization(), AUTH_HANDLER, turn) as toolset,
+    ):
+        agent = toolset.create_agent({"model": model})
+        result = await agent.ainvoke({"messages": [HumanMessage("Email nobody")]})
     assert result["messages"][-1].content == "sorry"
     span = telemetry.one("execute_tool send_email")
     attributes = dict(span.attributes or {})
