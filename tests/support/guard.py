@@ -13,7 +13,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from agents_a365.emulator import Emulator
-from agents_a365.tooling import ToolingConfiguration
+from agents_a365.emulator.trace_tree import TraceRecorder
+from agents_a365.tooling import ToolingConfiguration, configure_telemetry
 
 from .leaks import SERVER_SIDE, is_server_side, other_tasks
 from .platform import AUTH_HANDLER, production_config
@@ -71,6 +72,14 @@ def _texts_of(exc: BaseException, seen: set[int] | None = None) -> Iterator[str]
             yield from _texts_of(member, seen)
 
 
+def _span_texts(recorder: TraceRecorder) -> Iterator[str]:
+    """Everything an exporter would send of each span: name, attributes, events, status."""
+    for span in recorder.spans():
+        yield f"{span.name} {dict(span.attributes or {})} {span.status.description}"
+        for event in span.events:
+            yield f"{event.name} {dict(event.attributes or {})}"
+
+
 class _Capture(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
@@ -89,7 +98,8 @@ class Guard:
     """Wrapped around one scenario: captures every log record (root logger, DEBUG) and every error
     the scenario saw, records every token the emulators mint, and at the end checks that
 
-    * no token appears in a log record, an exception's text/repr/traceback or a registered repr;
+    * no token appears in a log record, an exception's text/repr/traceback, a registered repr or
+      any span the scenario recorded (telemetry is on, tool arguments and results included);
     * no task the scenario started is still running, no file descriptor (socket) stayed open and no
       async generator (MCP transport) was left for the loop's shutdown to finalise.
     """
@@ -105,6 +115,7 @@ class Guard:
         self._asyncgens: set[str] = set()
         self._root_level = logging.NOTSET
         self.finished = False
+        self.spans = TraceRecorder()
 
     # -- lifecycle (driven by the fixture) ------------------------------------------------------
     def start(self) -> None:
@@ -112,6 +123,7 @@ class Guard:
         self._root_level = root.level
         root.setLevel(logging.DEBUG)
         root.addHandler(self._capture)
+        configure_telemetry(tracer_provider=self.spans.tracer_provider, record_tool_content=True)
         gc.collect()
         self._tasks = set(asyncio.all_tasks())
         self._fds = open_fds()
@@ -121,6 +133,8 @@ class Guard:
         root = logging.getLogger()
         root.removeHandler(self._capture)
         root.setLevel(self._root_level)
+        configure_telemetry()
+        self.spans.shutdown()
 
     # -- recording --------------------------------------------------------------------------------
     def watch(self, emu: Emulator) -> Emulator:
@@ -171,6 +185,7 @@ class Guard:
         texts = [*self._capture.texts, *self.texts]
         for exc in self.errors:
             texts.extend(_texts_of(exc))
+        texts.extend(_span_texts(self.spans))
         leaks = []
         for token in self._all_tokens():
             needles = {token, token.rsplit(".", 1)[-1]} if token.count(".") == 2 else {token}

@@ -4,6 +4,7 @@
 # directories; extend the package path so editable installs find them too.
 __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 
+from ._telemetry import configure_telemetry
 from .configuration import ToolingConfiguration
 from .constants import DEFAULT_PLATFORM_ENDPOINT, DEFAULT_PLATFORM_SCOPE, PLATFORM_APP_ID, Headers
 from .errors import (
@@ -47,6 +48,7 @@ __all__ = [
     "ToolingManifestEntry",
     "build_request_headers",
     "clean_header_value",
+    "configure_telemetry",
     "mcp_http_client_factory",
     "prime_output_schemas",
     "resolve_agent_id_header",

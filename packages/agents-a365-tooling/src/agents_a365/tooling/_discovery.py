@@ -31,6 +31,7 @@ from ._manifest import parse_entries, read_manifest
 from ._part import Owner, ServicePart
 from ._redact import scrub
 from ._scopes import is_v2_server, token_scope_for
+from ._telemetry import cache_lookup, operation, tracing, turn_attributes
 from ._turn import TurnKey
 from ._urls import path_segment, validate_server_name, validate_token_url
 from .errors import TokenAcquisitionError, ToolServerDiscoveryError
@@ -70,6 +71,26 @@ class Discovery(ServicePart):
         options: ToolOptions | None = None,
     ) -> list[MCPServerConfig]:
         """See :meth:`McpToolServerConfigurationService.list_tool_servers`."""
+        source = "manifest" if self.configuration.use_tooling_manifest else "gateway"
+        attributes = {"a365.discovery.source": source, **turn_attributes(turn_context)} if tracing() else None
+        with operation(
+            "a365.tooling.discovery",
+            attributes=attributes,
+            histogram="discovery",
+            metric_attributes={"a365.discovery.source": source},
+        ) as span:
+            servers = await self._list(turn_context, authorization, auth_handler_name, auth_token, options)
+            span.set("a365.discovery.server_count", len(servers))
+            return servers
+
+    async def _list(
+        self,
+        turn_context: TurnContextLike,
+        authorization: AuthorizationLike | None,
+        auth_handler_name: str | None,
+        auth_token: str | None = None,
+        options: ToolOptions | None = None,
+    ) -> list[MCPServerConfig]:
         if turn_context is None:
             raise ValueError("turn_context is required")
         check_options(options, ToolOptions)
@@ -192,6 +213,19 @@ class Discovery(ServicePart):
         key: TurnKey | None,
         servers: tuple[str, ...],
     ) -> str:
+        attributes = {"a365.token.scope": scope, "a365.mcp.server.names": servers} if tracing() else None
+        with operation("a365.tooling.token_exchange", attributes=attributes, histogram="token_exchange"):
+            return await self._token(authorization, auth_handler_name, turn_context, scope, key, servers)
+
+    async def _token(
+        self,
+        authorization: AuthorizationLike | None,
+        auth_handler_name: str | None,
+        turn_context: TurnContextLike,
+        scope: str,
+        key: TurnKey | None,
+        servers: tuple[str, ...],
+    ) -> str:
         what = ", ".join(servers)
         if authorization is None or not auth_handler_name:
             raise TokenAcquisitionError(
@@ -236,6 +270,7 @@ class Discovery(ServicePart):
         if key is None:
             return (await create())[0]
         token = await self.tokens.get_or_create(("token", key, auth_handler_name, scope), create)
+        cache_lookup("token", hit=not exchanged)
         if not exchanged:
             logger.debug("token for scope %r (%s): cache hit", scope, what)
         return token
@@ -315,6 +350,7 @@ class Discovery(ServicePart):
         if key is None:
             return (await create())[0]
         entries = await self.entries.get_or_create(("discovery", url, key), create)
+        cache_lookup("discovery", hit=not fetched)
         if not fetched:
             logger.debug("discovery for agent %s: cache hit (%d server(s))", agent_id, len(entries))
         return entries

@@ -12,6 +12,7 @@ from mcp.types import Tool
 
 from ._mcp_pages import list_all_tools
 from ._redact import describe_error
+from ._telemetry_hooks import traced_mcp_listing
 from .errors import McpServerConnectionError
 from .mcp_http import _MCP_HTTPX, mcp_http_client_factory
 from .models import MCPServerConfig
@@ -23,6 +24,7 @@ def _timeout(seconds: float) -> Any:
     return _MCP_HTTPX.Timeout(seconds)
 
 
+@traced_mcp_listing
 async def list_server_tools(server_name: str, server: MCPServerConfig, *, timeout: float) -> list[Tool]:
     try:
         async with asyncio.timeout(timeout):

@@ -18,9 +18,10 @@ import httpx
 
 from agents_a365.runtime import OperationError, OperationResult
 
-from ._bounded_http import ResponseTooLargeError, request_bounded
+from ._bounded_http import ResponseTooLargeError
 from ._redact import scrub
 from ._retry import RETRYABLE_STATUS, backoff_delay, parse_retry_after
+from ._telemetry_hooks import rtp_attempt
 from .errors import ChatHistorySendError
 
 __all__ = ["RtpSendSettings", "send_chat_history_request"]
@@ -73,7 +74,7 @@ async def send_chat_history_request(
         logger.debug("chat history send attempt %d to %s (%d bytes)", attempt, url, len(body))
         started = now()
         try:
-            response = await request_bounded(
+            response = await rtp_attempt(  # request_bounded, in an attempt span
                 client,
                 "POST",
                 url,

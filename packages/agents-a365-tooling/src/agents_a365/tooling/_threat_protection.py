@@ -17,6 +17,7 @@ from agents_a365.runtime import OperationResult, TurnContextLike
 from ._deprecation import check_options
 from ._part import Owner, ServicePart
 from ._rtp_send import RtpSendSettings, send_chat_history_request
+from ._telemetry_hooks import traced_rtp_send
 from .constants import CHAT_HISTORY_PATH
 from .headers import build_request_headers
 from .models import ChatHistoryMessage, ChatMessageRequest, ToolOptions, as_utc
@@ -35,6 +36,7 @@ class ThreatProtection(ServicePart):
         """Forget the semaphore of another event loop."""
         self._rtp_semaphore = None
 
+    @traced_rtp_send
     async def send_chat_history(
         self,
         turn_context: TurnContextLike,

@@ -20,6 +20,7 @@ from ._history import (
 )
 from ._mcp_pages import MAX_LIST_PAGES, list_all_tools
 from ._redact import describe_error, redact_headers, scrub, scrubbed
+from ._telemetry import ToolCallSpan, tool_call_span
 from ._turn import TurnIdentity, turn_identity
 from .extension_base import ExtensionServiceBase
 from .mcp_http import mcp_http_client_factory, shared_ssl_context
@@ -33,6 +34,7 @@ __all__ = [
     "FastShape",
     "NativeMessage",
     "NativeReader",
+    "ToolCallSpan",
     "ToolDefinitionCache",
     "TurnIdentity",
     "build_chat_history",
@@ -51,6 +53,7 @@ __all__ = [
     "scrubbed",
     "sendable",
     "shared_ssl_context",
+    "tool_call_span",
     "trusted_message",
     "turn_identity",
 ]

@@ -45,6 +45,8 @@ from agents_a365.tooling import (
 )
 from agents_a365.tooling.extensibility import scrubbed
 
+from ._telemetry import traced_tool_calls
+
 __all__ = ["Connected", "build_client", "load_tools_per_call", "open_sessions"]
 
 logger = logging.getLogger(__name__)
@@ -147,7 +149,7 @@ def _to_langchain(
 ) -> list[BaseTool]:
     """What ``load_mcp_tools`` builds from the listed tools (same names, schemas and metadata,
     no name prefix, MCP execution errors returned to the model), plus cache invalidation."""
-    interceptors = [_invalidating(cache, server)]
+    interceptors = [traced_tool_calls(server.mcp_server_name), _invalidating(cache, server)]
     return [
         convert_mcp_tool_to_langchain_tool(
             session,

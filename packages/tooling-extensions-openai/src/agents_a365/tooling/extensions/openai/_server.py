@@ -37,6 +37,8 @@ from mcp.types import (
 from agents_a365.tooling import McpServerConnectionError, ToolDefinitionCache, prime_output_schemas
 from agents_a365.tooling.extensibility import MAX_LIST_PAGES, scrubbed
 
+from ._telemetry import noting_call_id, traced_call_tool
+
 __all__ = ["MAX_LIST_PAGES", "A365MCPServer"]
 
 logger = logging.getLogger(__name__)
@@ -72,6 +74,15 @@ class A365MCPServer(MCPServerStreamableHttp):
         self._abandoned = False
         self._cached: tuple[MCPTool, ...] | None = None
         self._published: list[MCPTool] | None = None  # the list last put in the cache
+
+    @property
+    def tool_meta_resolver(self) -> Any:
+        """The SDK's ``_meta`` resolver hook, wrapped to note the tool call id for the span."""
+        return self._meta_resolver
+
+    @tool_meta_resolver.setter
+    def tool_meta_resolver(self, resolver: Any) -> None:
+        self._meta_resolver = noting_call_id(resolver)
 
     # -- what identifies this server's cache entry --------------------------------------------
     @property
@@ -225,6 +236,7 @@ class A365MCPServer(MCPServerStreamableHttp):
             self._published = fetched
         return tools_list
 
+    @traced_call_tool
     async def call_tool(
         self, tool_name: str, arguments: dict[str, Any] | None, meta: dict[str, Any] | None = None
     ) -> CallToolResult:

@@ -1,0 +1,38 @@
+"""Fixtures of the telemetry tests: an in-memory span exporter and metric reader per test.
+
+The SDK is pointed at providers of the test's own with ``configure_telemetry`` (the global providers
+of ``opentelemetry-api`` can be set only once per process); every test ends with the defaults again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import agents
+import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+from agents_a365.emulator.trace_tree import TraceRecorder
+from agents_a365.tooling import configure_telemetry
+from support.telemetry import Telemetry
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_openai_tracing() -> None:
+    # The Agents SDK's own tracing would otherwise try to export to OpenAI.
+    agents.set_tracing_disabled(True)
+
+
+@pytest.fixture
+def telemetry() -> Iterator[Telemetry]:
+    recorder = TraceRecorder()
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    configure_telemetry(tracer_provider=recorder.tracer_provider, meter_provider=meters)
+    try:
+        yield Telemetry(recorder, reader)
+    finally:
+        configure_telemetry()
+        recorder.shutdown()
+        meters.shutdown()

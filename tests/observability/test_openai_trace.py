@@ -1,0 +1,72 @@
+"""The span tree of an OpenAI Agents SDK turn against the emulator: discovery and tokens, the tool call
+(with the model's call id) under the agent run's span, and the threat-protection send."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from agents import Agent, Runner, SQLiteSession, Tool
+
+from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator
+from agents_a365.tooling.extensions.openai import McpToolRegistrationService
+from support.platform import AUTH_HANDLER, production_config
+from support.scripted_openai import ScriptedModel, assistant_message, function_call, tool_outputs
+from support.telemetry import Telemetry, is_child
+from support.turns import make_turn_context
+
+pytestmark = pytest.mark.filterwarnings("ignore:Use `streamable_http_client` instead:DeprecationWarning")
+
+
+async def test_an_openai_turn_is_one_tree_under_the_hosts_span(
+    emulator: Emulator, telemetry: Telemetry
+) -> None:
+    turn = make_turn_context(agentic_app_id=DEFAULT_AGENT_ID, conversation_id="conv-9")
+    email = function_call("send_email", {"to": "bob@contoso.example", "subject": "Hi", "body": "Lunch?"})
+
+    def answer(items: list[Any], tools: list[Tool]) -> list[Any]:
+        (output,) = tool_outputs(items)
+        return [assistant_message(f"Done: {json.loads(output)['id']}")]
+
+    template = Agent(name="assistant", model=ScriptedModel([lambda items, tools: [email], answer]))
+    tracer = telemetry.recorder.tracer
+    session = SQLiteSession("conversation-9")
+    try:
+        async with McpToolRegistrationService(configuration=production_config(emulator)) as service:
+            with tracer.start_as_current_span("turn"):
+                async with service.connected_agent(
+                    template, emulator.authorization(), AUTH_HANDLER, turn
+                ) as agent:
+                    with tracer.start_as_current_span("invoke_agent"):
+                        result = await Runner.run(agent, "Email Bob", session=session)
+                sent = await service.send_chat_history(turn, session)
+    finally:
+        session.close()
+    assert result.final_output.startswith("Done:")
+    assert sent.succeeded
+
+    root = telemetry.one("turn")
+    discovery = telemetry.one("a365.tooling.discovery")
+    assert is_child(discovery, root)
+    assert (discovery.attributes or {})["gen_ai.conversation.id"] == "conv-9"
+    assert all(is_child(s, discovery) for s in telemetry.named("a365.tooling.token_exchange"))
+
+    tool = telemetry.one("execute_tool send_email")
+    assert is_child(tool, telemetry.one("invoke_agent"))
+    attributes = dict(tool.attributes or {})
+    assert attributes == {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "send_email",
+        "gen_ai.tool.call.id": email.call_id,
+        "gen_ai.tool.type": "extension",
+        "a365.mcp.server.name": "mail",
+        "a365.tool.outcome": "success",
+    }
+
+    send = telemetry.one("a365.tooling.send_chat_history")
+    assert is_child(send, root)
+    assert (send.attributes or {})["a365.rtp.outcome"] == "delivered"
+    (attempt,) = telemetry.named("POST")
+    assert is_child(attempt, send)
+    assert (attempt.attributes or {})["http.response.status_code"] == 200
