@@ -11,15 +11,12 @@ import asyncio
 import logging
 import os
 import re
-import time
 
 import httpx
 
 from agents_a365.runtime import (
-    AgenticAuthenticationService,
     AuthorizationLike,
     TurnContextLike,
-    decode_token_payload,
     resolve_agent_identity,
     validate_token,
 )
@@ -32,9 +29,10 @@ from ._part import Owner, ServicePart
 from ._redact import scrub
 from ._scopes import is_v2_server, token_scope_for
 from ._telemetry import cache_lookup, operation, tracing, turn_attributes
+from ._tokens import Tokens
 from ._turn import TurnKey
 from ._urls import path_segment, validate_server_name, validate_token_url
-from .errors import TokenAcquisitionError, ToolServerDiscoveryError
+from .errors import ToolServerDiscoveryError
 from .headers import build_request_headers
 from .models import MCPServerConfig, ToolingManifestEntry, ToolOptions
 
@@ -55,7 +53,7 @@ class Discovery(ServicePart):
 
     def __init__(self, owner: Owner) -> None:
         super().__init__(owner)
-        self.tokens: AsyncTTLCache[str] = AsyncTTLCache(clock=owner.clock)
+        self.tokens = Tokens(owner)
         self.entries: AsyncTTLCache[tuple[ToolingManifestEntry, ...]] = AsyncTTLCache(clock=owner.clock)
 
     def clear(self) -> None:
@@ -113,7 +111,7 @@ class Discovery(ServicePart):
         key = TurnKey.of(turn_context)
         platform_scope = cfg.mcp_platform_authentication_scope
         if auth_token is None:
-            auth_token = await self._exchange(
+            auth_token = await self.tokens.exchange(
                 authorization, auth_handler_name, turn_context, platform_scope, key, ("tooling gateway",)
             )
         auth_token = _strip_bearer(auth_token)
@@ -137,7 +135,7 @@ class Discovery(ServicePart):
             names = {s: tuple(x.mcp_server_name for x in by_scope[s]) for s in v2_scopes}
             results = await asyncio.gather(
                 *(
-                    self._exchange(authorization, auth_handler_name, turn_context, s, key, names[s])
+                    self.tokens.exchange(authorization, auth_handler_name, turn_context, s, key, names[s])
                     for s in v2_scopes
                 )
             )
@@ -203,86 +201,6 @@ class Discovery(ServicePart):
             )
             result.append(server.model_copy(update={"headers": headers}))
         return result
-
-    async def _exchange(
-        self,
-        authorization: AuthorizationLike | None,
-        auth_handler_name: str | None,
-        turn_context: TurnContextLike,
-        scope: str,
-        key: TurnKey | None,
-        servers: tuple[str, ...],
-    ) -> str:
-        attributes = {"a365.token.scope": scope, "a365.mcp.server.names": servers} if tracing() else None
-        with operation("a365.tooling.token_exchange", attributes=attributes, histogram="token_exchange"):
-            return await self._token(authorization, auth_handler_name, turn_context, scope, key, servers)
-
-    async def _token(
-        self,
-        authorization: AuthorizationLike | None,
-        auth_handler_name: str | None,
-        turn_context: TurnContextLike,
-        scope: str,
-        key: TurnKey | None,
-        servers: tuple[str, ...],
-    ) -> str:
-        what = ", ".join(servers)
-        if authorization is None or not auth_handler_name:
-            raise TokenAcquisitionError(
-                f"a token for scope {scope!r} ({what}) is needed but no authorization and "
-                "auth_handler_name were given",
-                scope=scope,
-                servers=servers,
-            )
-
-        exchanged = False
-
-        async def create() -> tuple[str, float]:
-            nonlocal exchanged
-            exchanged = True
-            logger.debug("token for scope %r (%s): cache miss, exchanging", scope, what)
-            timeout = self.configuration.token_exchange_timeout
-            try:
-                async with asyncio.timeout(timeout):
-                    token = await AgenticAuthenticationService.get_agentic_user_token(
-                        authorization, auth_handler_name, turn_context, [scope]
-                    )
-            except TimeoutError as exc:
-                raise TokenAcquisitionError(
-                    f"token exchange for scope {scope!r} ({what}) did not answer within {timeout} s",
-                    scope=scope,
-                    servers=servers,
-                ) from exc
-            except Exception as exc:
-                raise TokenAcquisitionError(
-                    f"token exchange for scope {scope!r} ({what}) failed: {type(exc).__name__}: {scrub(exc)}",
-                    scope=scope,
-                    servers=servers,
-                ) from exc
-            if not token:
-                raise TokenAcquisitionError(
-                    f"token exchange for scope {scope!r} ({what}) returned no token",
-                    scope=scope,
-                    servers=servers,
-                )
-            return token, self._token_ttl(token)
-
-        if key is None:
-            return (await create())[0]
-        token = await self.tokens.get_or_create(("token", key, auth_handler_name, scope), create)
-        cache_lookup("token", hit=not exchanged)
-        if not exchanged:
-            logger.debug("token for scope %r (%s): cache hit", scope, what)
-        return token
-
-    def _token_ttl(self, token: str) -> float:
-        try:
-            exp = decode_token_payload(token).get("exp")
-        except ValueError:
-            return 0.0
-        if not isinstance(exp, int | float):
-            return 0.0
-        return float(exp) - time.time() - self.configuration.token_expiry_skew
 
     async def _discover(
         self,

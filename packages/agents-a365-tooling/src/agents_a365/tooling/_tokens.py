@@ -1,0 +1,120 @@
+"""Tokens per audience: the agentic token exchange, bounded, cached per turn identity and scope (single flight).
+
+A token is never written to a log or an error; its lifetime in the cache is its ``exp`` minus
+``token_expiry_skew``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from agents_a365.runtime import (
+    AgenticAuthenticationService,
+    AuthorizationLike,
+    TurnContextLike,
+    decode_token_payload,
+)
+
+from ._cache import AsyncTTLCache
+from ._part import Owner, ServicePart
+from ._redact import scrub
+from ._telemetry import cache_lookup, operation, tracing
+from ._turn import TurnKey
+from .errors import TokenAcquisitionError
+
+__all__ = ["Tokens"]
+
+logger = logging.getLogger("agents_a365.tooling.service")  # the name users already filter on
+
+
+class Tokens(ServicePart):
+    """The token exchange of :class:`Discovery` and its cache."""
+
+    def __init__(self, owner: Owner) -> None:
+        super().__init__(owner)
+        self.cache: AsyncTTLCache[str] = AsyncTTLCache(clock=owner.clock)
+
+    def clear(self) -> None:
+        self.cache.clear()
+
+    async def exchange(
+        self,
+        authorization: AuthorizationLike | None,
+        auth_handler_name: str | None,
+        turn_context: TurnContextLike,
+        scope: str,
+        key: TurnKey | None,
+        servers: tuple[str, ...],
+    ) -> str:
+        attributes = {"a365.token.scope": scope, "a365.mcp.server.names": servers} if tracing() else None
+        with operation("a365.tooling.token_exchange", attributes=attributes, histogram="token_exchange"):
+            return await self._token(authorization, auth_handler_name, turn_context, scope, key, servers)
+
+    async def _token(
+        self,
+        authorization: AuthorizationLike | None,
+        auth_handler_name: str | None,
+        turn_context: TurnContextLike,
+        scope: str,
+        key: TurnKey | None,
+        servers: tuple[str, ...],
+    ) -> str:
+        what = ", ".join(servers)
+        if authorization is None or not auth_handler_name:
+            raise TokenAcquisitionError(
+                f"a token for scope {scope!r} ({what}) is needed but no authorization and "
+                "auth_handler_name were given",
+                scope=scope,
+                servers=servers,
+            )
+
+        exchanged = False
+
+        async def create() -> tuple[str, float]:
+            nonlocal exchanged
+            exchanged = True
+            logger.debug("token for scope %r (%s): cache miss, exchanging", scope, what)
+            timeout = self.configuration.token_exchange_timeout
+            try:
+                async with asyncio.timeout(timeout):
+                    token = await AgenticAuthenticationService.get_agentic_user_token(
+                        authorization, auth_handler_name, turn_context, [scope]
+                    )
+            except TimeoutError as exc:
+                raise TokenAcquisitionError(
+                    f"token exchange for scope {scope!r} ({what}) did not answer within {timeout} s",
+                    scope=scope,
+                    servers=servers,
+                ) from exc
+            except Exception as exc:
+                raise TokenAcquisitionError(
+                    f"token exchange for scope {scope!r} ({what}) failed: {type(exc).__name__}: {scrub(exc)}",
+                    scope=scope,
+                    servers=servers,
+                ) from exc
+            if not token:
+                raise TokenAcquisitionError(
+                    f"token exchange for scope {scope!r} ({what}) returned no token",
+                    scope=scope,
+                    servers=servers,
+                )
+            return token, self._token_ttl(token)
+
+        if key is None:
+            return (await create())[0]
+        token = await self.cache.get_or_create(("token", key, auth_handler_name, scope), create)
+        cache_lookup("token", hit=not exchanged)
+        if not exchanged:
+            logger.debug("token for scope %r (%s): cache hit", scope, what)
+        return token
+
+    def _token_ttl(self, token: str) -> float:
+        try:
+            exp = decode_token_payload(token).get("exp")
+        except ValueError:
+            return 0.0
+        if not isinstance(exp, int | float):
+            return 0.0
+        return float(exp) - time.time() - self.configuration.token_expiry_skew
