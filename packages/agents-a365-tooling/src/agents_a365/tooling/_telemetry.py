@@ -77,11 +77,23 @@ def _tracer() -> Any:
     tracer = _state.tracer
     if tracer is not None or _trace is None:
         return tracer
-    provider = _state.tracer_provider or _trace.get_tracer_provider()
-    if isinstance(provider, _trace.ProxyTracerProvider | _trace.NoOpTracerProvider):
+    provider = _state.tracer_provider or _global_tracer_provider()
+    if provider is None or isinstance(provider, _trace.ProxyTracerProvider | _trace.NoOpTracerProvider):
         return None  # no provider configured: nothing to record
     tracer = _state.tracer = provider.get_tracer(SCOPE)
     return tracer
+
+
+# get_tracer_provider() checks os.environ on every call while none is set (~1 µs): the global is read
+# directly instead, unless a provider is named in the environment (then the API loads it on first use).
+_PROVIDER_FROM_ENV = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
+
+
+def _global_tracer_provider() -> Any:
+    provider = getattr(_trace, "_TRACER_PROVIDER", _trace)  # _trace: this API version lacks it
+    if provider is _trace or _PROVIDER_FROM_ENV:
+        return _trace.get_tracer_provider()
+    return provider
 
 
 def record_tool_content() -> bool:
