@@ -43,6 +43,8 @@ from _common import (
     table,
     verdict,
 )
+from _otel_modes import MODES as OTEL_MODES
+from _otel_modes import otel_mode
 from agents import Agent, RunContextWrapper
 from agents.mcp import MCPUtil
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -162,6 +164,11 @@ async def main() -> None:
                     s.add(f"plain_{n}", t)
                     tool_counts[f"plain_{n}"] = k
 
+                for mode in OTEL_MODES:  # issue 19: the telemetry hooks, absent / no provider / on
+                    with otel_mode(mode):
+                        t, _ = await lc_register(lc, auth, 8, new_user())
+                    s.add(f"otel_{mode}", t)
+
     print(
         f"rounds: {args.rounds} (medians); tools listed per run at 16 servers: "
         f"langchain {tool_counts['lc_16']}, openai {tool_counts['oa_16']}, microsoft {tool_counts['ms_16']}, "
@@ -219,6 +226,12 @@ async def main() -> None:
         ("1", "plain get_tools(): 8 servers / 1 server", ratio("plain_8", "plain_1"), None),
         ("1", "microsoft add+list: 8 servers / 1 server", ratio("ms_8", "ms_1"), None),
     ]
+    checks.append(
+        ("19", "langchain cold @8: otel, no provider / otel absent", ratio("otel_noop", "otel_absent"), 1.1)
+    )
+    checks.append(
+        ("19", "langchain cold @8: otel on (SDK) / otel absent", ratio("otel_on", "otel_absent"), None)
+    )
     for n in SERVER_COUNTS:
         checks.append(("2", f"langchain warm / cold @{n}", ratio(f"lc_warm_{n}", f"lc_cold_{n}"), 0.2))
     for n in SERVER_COUNTS:

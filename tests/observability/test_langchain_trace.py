@@ -15,7 +15,7 @@ from agents_a365.emulator import (
     PLATFORM_SCOPE,
     Emulator,
 )
-from agents_a365.tooling.extensions.langchain import McpToolRegistrationService
+from agents_a365.tooling.extensions.langchain import McpToolRegistrationService, TurnIdentity, turn_identity
 from support.platform import AUTH_HANDLER, production_config
 from support.scripted_langchain import ScriptedChatModel, call, calls, tool_results
 from support.telemetry import Telemetry, is_child
@@ -142,3 +142,20 @@ async def test_a_tool_error_is_an_error_span(emulator: Emulator, telemetry: Tele
         for a, p in telemetry.points("a365.tooling.tool_call.duration")
     }
     assert points == {("mail", "send_email", "tool_error"): 1}
+
+
+async def test_the_turns_identity_from_the_runtime_context_is_on_the_tool_span(
+    emulator: Emulator, telemetry: Telemetry
+) -> None:
+    turn = make_turn_context(agentic_app_id=DEFAULT_AGENT_ID, conversation_id="conv-ctx")
+    model = ScriptedChatModel(script=[calls(call("list_emails", folder="inbox")), AIMessage(content="ok")])
+    async with (
+        McpToolRegistrationService(configuration=production_config(emulator)) as service,
+        service.mcp_tools(emulator.authorization(), AUTH_HANDLER, turn) as toolset,
+    ):
+        agent = toolset.create_agent({"model": model, "context_schema": TurnIdentity})
+        await agent.ainvoke({"messages": [HumanMessage("Inbox")]}, context=turn_identity(turn))
+    attributes = dict(telemetry.one("execute_tool list_emails").attributes or {})
+    assert attributes["gen_ai.conversation.id"] == "conv-ctx"
+    assert attributes["gen_ai.agent.id"] == DEFAULT_AGENT_ID
+    assert attributes["microsoft.channel.name"] == "msteams"

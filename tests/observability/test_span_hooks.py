@@ -6,15 +6,21 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator
+from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator, ExchangeFailure
 from agents_a365.emulator.trace_tree import TraceRecorder
-from agents_a365.tooling import McpToolServerConfigurationService, configure_telemetry
+from agents_a365.tooling import (
+    McpToolServerConfigurationService,
+    TokenAcquisitionError,
+    ToolingConfiguration,
+    configure_telemetry,
+)
 from agents_a365.tooling.extensibility import ToolCallSpan, tool_call_span
 from support.jwt import make_jwt
 from support.platform import production_config
@@ -157,3 +163,37 @@ print("no-op")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "no-op"
+
+
+async def test_a_failed_token_exchange_fails_its_span_and_discovery(
+    emulator: Emulator, telemetry: Telemetry
+) -> None:
+    turn = make_turn_context(agentic_app_id=DEFAULT_AGENT_ID)
+    async with McpToolServerConfigurationService(production_config(emulator)) as svc:
+        with pytest.raises(TokenAcquisitionError):
+            await svc.list_tool_servers(
+                turn, emulator.authorization(failure=ExchangeFailure.RAISE), "agentic"
+            )
+    exchange = telemetry.one("a365.tooling.token_exchange")
+    assert (exchange.attributes or {})["error.type"] == "TokenAcquisitionError"
+    assert not exchange.status.is_ok
+    discovery = telemetry.one("a365.tooling.discovery")
+    assert (discovery.attributes or {})["error.type"] == "TokenAcquisitionError"
+    assert "a365.discovery.server_count" not in dict(discovery.attributes or {})
+    (point,) = telemetry.points("a365.tooling.discovery.duration")
+    assert point[0] == {"a365.discovery.source": "gateway", "error.type": "TokenAcquisitionError"}
+
+
+async def test_manifest_discovery_is_a_span_with_its_source(
+    telemetry: Telemetry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("BEARER_TOKEN", raising=False)
+    manifest = tmp_path / "ToolingManifest.json"
+    manifest.write_text(json.dumps({"mcpServers": [{"mcpServerName": "mail"}, {"mcpServerName": "notes"}]}))
+    cfg = ToolingConfiguration(use_tooling_manifest=True, manifest_path=manifest)
+    async with McpToolServerConfigurationService(cfg) as svc:
+        await svc.list_tool_servers(make_turn_context(), None, None)
+    attributes = dict(telemetry.one("a365.tooling.discovery").attributes or {})
+    assert (attributes["a365.discovery.source"], attributes["a365.discovery.server_count"]) == ("manifest", 2)
+    assert "a365.cache.hit" not in attributes  # the manifest is not cached
+    assert telemetry.named("a365.tooling.token_exchange") == []

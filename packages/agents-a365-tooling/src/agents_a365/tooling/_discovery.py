@@ -28,7 +28,8 @@ from ._manifest import parse_entries, read_manifest
 from ._part import Owner, ServicePart
 from ._redact import scrub
 from ._scopes import is_v2_server, token_scope_for
-from ._telemetry import cache_lookup, operation, tracing, turn_attributes
+from ._telemetry import operation, tracing
+from ._telemetry_hooks import cache_lookup, turn_attributes
 from ._tokens import Tokens
 from ._turn import TurnKey
 from ._urls import path_segment, validate_server_name, validate_token_url

@@ -18,7 +18,7 @@ from typing import Any
 
 from ._redact import describe_error, scrub
 from ._telemetry_metrics import Instruments, instruments, monotonic
-from ._turn import TurnIdentity, read_activity
+from ._turn import TurnIdentity
 
 try:
     from opentelemetry import trace as _trace
@@ -34,7 +34,6 @@ __all__ = [
     "configure_telemetry",
     "operation",
     "tool_call_span",
-    "turn_attributes",
 ]
 
 RECORD_TOOL_CONTENT_ENV = "A365_OTEL_RECORD_TOOL_CONTENT"
@@ -77,11 +76,23 @@ def _tracer() -> Any:
     tracer = _state.tracer
     if tracer is not None or _trace is None:
         return tracer
-    provider = _state.tracer_provider or _trace.get_tracer_provider()
-    if isinstance(provider, _trace.ProxyTracerProvider | _trace.NoOpTracerProvider):
+    provider = _state.tracer_provider or _global_tracer_provider()
+    if provider is None or isinstance(provider, _trace.ProxyTracerProvider | _trace.NoOpTracerProvider):
         return None  # no provider configured: nothing to record
     tracer = _state.tracer = provider.get_tracer(SCOPE)
     return tracer
+
+
+# get_tracer_provider() checks os.environ on every call while none is set (~1 µs): the global is read
+# directly instead, unless a provider is named in the environment (then the API loads it on first use).
+_PROVIDER_FROM_ENV = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
+
+
+def _global_tracer_provider() -> Any:
+    provider = getattr(_trace, "_TRACER_PROVIDER", _trace)  # _trace: this API version lacks it
+    if provider is _trace or _PROVIDER_FROM_ENV:
+        return _trace.get_tracer_provider()
+    return provider
 
 
 def record_tool_content() -> bool:
@@ -246,12 +257,6 @@ def enabled() -> bool:
     return _tracer() is not None or instruments() is not None
 
 
-def turn_attributes(turn_context: Any) -> dict[str, Any]:
-    """The turn's identity as span attributes (the names Microsoft's observability packages use)."""
-    activity = getattr(turn_context, "activity", None)
-    return {} if activity is None else identity_attributes(read_activity(activity))
-
-
 def identity_attributes(identity: TurnIdentity) -> dict[str, Any]:
     return {
         "gen_ai.conversation.id": identity.conversation_id,
@@ -292,13 +297,3 @@ def tool_call_span(
     kind = _SpanKind.INTERNAL if tracer is not None else None
     metric = {"a365.mcp.server.name": server, "gen_ai.tool.name": tool}
     return _Live(tracer, f"execute_tool {tool}", kind, attributes, inst, "tool_call", metric)
-
-
-def cache_lookup(cache: str, *, hit: bool) -> None:
-    """Count a cache hit or miss (``a365.tooling.cache.hits`` / ``.misses``) and note it as
-    ``a365.cache.hit`` on the current span (the discovery or token span around the lookup)."""
-    if _tracer() is not None:
-        _trace.get_current_span().set_attribute("a365.cache.hit", hit)
-    inst = instruments()
-    if inst is not None:
-        inst.count("cache_hits" if hit else "cache_misses", {"a365.cache.name": cache})

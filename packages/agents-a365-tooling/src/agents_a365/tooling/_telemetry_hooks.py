@@ -21,10 +21,22 @@ from agents_a365.runtime import OperationResult
 
 from ._bounded_http import BoundedResponse, ResponseTooLargeError, request_bounded
 from ._retry import RETRYABLE_STATUS, parse_retry_after
-from ._telemetry import NULL_SPAN, ToolCallSpan, enabled, operation, tracing, turn_attributes
+from ._telemetry import NULL_SPAN, ToolCallSpan, enabled, identity_attributes, operation, tracing
 from ._telemetry_metrics import instruments
+from ._turn import read_activity
 
-__all__ = ["rtp_attempt", "traced_mcp_listing", "traced_rtp_send"]
+try:
+    from opentelemetry.trace import get_current_span
+except ImportError:  # the [otel] extra is not installed: tracing() is never true then
+    get_current_span = None  # type: ignore[assignment]
+
+__all__ = [
+    "cache_lookup",
+    "rtp_attempt",
+    "traced_mcp_listing",
+    "traced_rtp_send",
+    "turn_attributes",
+]
 
 
 class _Send:
@@ -166,3 +178,19 @@ def traced_mcp_listing(function: _F) -> _F:
             return tools
 
     return listing  # type: ignore[return-value]
+
+
+def turn_attributes(turn_context: Any) -> dict[str, Any]:
+    """The turn's identity as span attributes (the names Microsoft's observability packages use)."""
+    activity = getattr(turn_context, "activity", None)
+    return {} if activity is None else identity_attributes(read_activity(activity))
+
+
+def cache_lookup(cache: str, *, hit: bool) -> None:
+    """Count a cache hit or miss (``a365.tooling.cache.hits`` / ``.misses``) and note it as
+    ``a365.cache.hit`` on the current span (the discovery or token span around the lookup)."""
+    if tracing():
+        get_current_span().set_attribute("a365.cache.hit", hit)
+    inst = instruments()
+    if inst is not None:
+        inst.count("cache_hits" if hit else "cache_misses", {"a365.cache.name": cache})

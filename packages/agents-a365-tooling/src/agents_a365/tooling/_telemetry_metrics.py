@@ -5,12 +5,14 @@ Durations are histograms in seconds, counts are counters; see docs/observability
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping
 from typing import Any
 
 try:
     from opentelemetry import metrics as _metrics
+    from opentelemetry.metrics import _internal as _metrics_state
 except ImportError:  # the [otel] extra is not installed
     _metrics = None  # type: ignore[assignment]
 
@@ -73,11 +75,25 @@ def set_meter_provider(provider: Any) -> None:
     _state.instruments = None
 
 
+# get_meter_provider() checks os.environ on every call while none is set (~1 µs): the global is read
+# directly instead, unless a provider is named in the environment (then the API loads it on first use).
+_PROVIDER_FROM_ENV = "OTEL_PYTHON_METER_PROVIDER" in os.environ
+
+
+def _global_meter_provider() -> Any:
+    provider = getattr(_metrics_state, "_METER_PROVIDER", _metrics_state)  # this API version lacks it
+    if provider is _metrics_state or _PROVIDER_FROM_ENV:
+        return _metrics.get_meter_provider()
+    return provider
+
+
 def instruments() -> Instruments | None:
     """The instruments, or ``None`` while no meter provider is configured (the cheap path)."""
     if _metrics is None:
         return None
-    provider = _state.provider or _metrics.get_meter_provider()
+    provider = _state.provider or _global_meter_provider()
+    if provider is None:
+        return None
     if provider is _state.seen:
         return _state.instruments
     if type(provider).__name__ in _NOOP_PROVIDERS:

@@ -20,7 +20,8 @@ from agents_a365.runtime import (
 from ._cache import AsyncTTLCache
 from ._part import Owner, ServicePart
 from ._redact import scrub
-from ._telemetry import cache_lookup, operation, tracing
+from ._telemetry import operation, tracing
+from ._telemetry_hooks import cache_lookup
 from ._turn import TurnKey
 from .errors import TokenAcquisitionError
 
