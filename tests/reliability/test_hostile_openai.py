@@ -179,26 +179,29 @@ def test_a_service_used_from_a_second_event_loop_works_and_aclose_never_says_loo
         )
         svc = OpenAIService(configuration=cfg)
 
-        async def discover(other_user: str) -> list[str]:
+        async def discover(service: OpenAIService, other_user: str) -> list[str]:
             token = make_jwt(appid=DEFAULT_AGENT_ID, oid=other_user)  # not served from the first loop's cache
             turn = make_turn_context(agentic_app_id=DEFAULT_AGENT_ID)
-            servers = await svc.configuration_service.list_tool_servers(turn, None, None, auth_token=token)
+            servers = await service.configuration_service.list_tool_servers(
+                turn, None, None, auth_token=token
+            )
             return [s.mcp_server_name for s in servers]
 
-        assert asyncio.run(discover("u1")) == ["mail"]
+        assert asyncio.run(discover(svc, "u1")) == ["mail"]
 
-        async def second_loop() -> list[str]:
+        async def second_loop(service: OpenAIService) -> list[str]:
             try:
-                return await discover("u2")
+                return await discover(service, "u2")
             finally:
-                await svc.aclose()  # never "Event loop is closed"
+                await service.aclose()  # never "Event loop is closed"
 
-        assert asyncio.run(second_loop()) == ["mail"]
+        assert asyncio.run(second_loop(svc)) == ["mail"]
         # The first asyncio.run ended with the service's keep-alive connection open (asyncio.run does
-        # not close transports, only the caller's aclose() on that loop could): collected here, so
-        # its ResourceWarning is not reported against a later test.
+        # not close transports, only the caller's aclose() on that loop could): the service keeps that
+        # client until it is collected, here, so its ResourceWarnings are not reported against a later test.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ResourceWarning)
+            del svc
             gc.collect()
 
 

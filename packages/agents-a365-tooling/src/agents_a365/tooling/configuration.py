@@ -39,7 +39,7 @@ class ToolingConfiguration(RuntimeConfiguration):
     ``token_expiry_skew``                   ``A365_TOKEN_EXPIRY_SKEW``                  120 s
     ``tool_cache_ttl``                      ``A365_TOOL_CACHE_TTL``                     300 s (0: off)
     ``max_connections``                     ``A365_MAX_CONNECTIONS``                    100
-    ``chat_history_concurrency``            ``A365_CHAT_HISTORY_CONCURRENCY``           32 sends in flight
+    ``chat_history_concurrency``            ``A365_CHAT_HISTORY_CONCURRENCY``           64 sends in flight
     ``chat_history_queue_timeout``          ``A365_CHAT_HISTORY_QUEUE_TIMEOUT``         120 s
     ``token_exchange_timeout``              ``A365_TOKEN_EXCHANGE_TIMEOUT``             ``request_timeout``
     ``max_gateway_response_bytes``          ``A365_MAX_GATEWAY_RESPONSE_BYTES``         4 MiB
@@ -80,7 +80,7 @@ class ToolingConfiguration(RuntimeConfiguration):
     token_expiry_skew = Setting("A365_TOKEN_EXPIRY_SKEW", 120.0, parse_float)
     tool_cache_ttl = Setting("A365_TOOL_CACHE_TTL", 300.0, parse_float)
     max_connections = Setting("A365_MAX_CONNECTIONS", 100, lambda v: int(v.strip()))
-    chat_history_concurrency = Setting("A365_CHAT_HISTORY_CONCURRENCY", 32, lambda v: int(v.strip()))
+    chat_history_concurrency = Setting("A365_CHAT_HISTORY_CONCURRENCY", 64, lambda v: int(v.strip()))
     chat_history_queue_timeout = Setting("A365_CHAT_HISTORY_QUEUE_TIMEOUT", 120.0, parse_float)
     _token_exchange_timeout = Setting[float | None]("A365_TOKEN_EXCHANGE_TIMEOUT", None, parse_float)
     max_gateway_response_bytes = Setting(

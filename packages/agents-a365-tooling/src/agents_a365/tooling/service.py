@@ -21,6 +21,7 @@ from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextL
 from ._discovery import Discovery
 from ._mcp_client import list_server_tools
 from ._threat_protection import ThreatProtection
+from ._transport import CoreTransport
 from ._urls import validate_token_url
 from .configuration import ToolingConfiguration
 from .mcp_http import shared_ssl_context
@@ -56,6 +57,7 @@ class McpToolServerConfigurationService:
         self._client = http_client
         self._owns_client = http_client is None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._abandoned: list[httpx.AsyncClient] = []
         self._discovery = Discovery(self)
         self._threat_protection = ThreatProtection(self)
         self.tool_definitions = ToolDefinitionCache(max(self.configuration.tool_cache_ttl, 0.0), clock=clock)
@@ -69,16 +71,22 @@ class McpToolServerConfigurationService:
             # Used from another event loop (a second asyncio.run): the old client's connections
             # belong to the old loop and cannot be used or closed from this one. Start afresh.
             logger.debug("HTTP client created on another event loop: replacing it")
+            # Kept, not closed (its loop is gone) nor dropped here: collected with the service, its
+            # unclosed-session warning goes with it rather than into whatever runs now.
+            self._abandoned = [*self._abandoned[-3:], self._client]
             self._client = None
             self._threat_protection.reset()
         if self._client is None:
             self._client_loop = loop
             cfg = self.configuration
+            limits = httpx.Limits(
+                max_connections=cfg.max_connections, max_keepalive_connections=cfg.max_connections
+            )
             self._client = httpx.AsyncClient(
+                # aiohttp's pool under httpx's API: httpcore's pool scans cost more CPU than the send.
+                transport=CoreTransport(verify=shared_ssl_context(), limits=limits),
                 timeout=httpx.Timeout(cfg.request_timeout),
-                limits=httpx.Limits(
-                    max_connections=cfg.max_connections, max_keepalive_connections=cfg.max_connections
-                ),
+                limits=limits,
                 follow_redirects=False,  # a redirect must never carry a token elsewhere
                 verify=shared_ssl_context(),
             )
@@ -87,8 +95,11 @@ class McpToolServerConfigurationService:
     async def aclose(self) -> None:
         # A client of another (maybe closed) event loop is dropped, not closed: closing it from
         # here would raise "Event loop is closed"; its loop's end closed its sockets already.
-        if self._client is not None and self._owns_client and self._client_loop is _running_loop():
-            await self._client.aclose()
+        if self._client is not None and self._owns_client:
+            if self._client_loop is _running_loop():
+                await self._client.aclose()
+            else:  # kept until the service is collected (see http_client)
+                self._abandoned = [*self._abandoned[-3:], self._client]
         self._client = None
 
     async def __aenter__(self) -> Self:
