@@ -7,6 +7,7 @@ import json
 from types import SimpleNamespace
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from opentelemetry.trace import SpanKind
 
 from agents_a365.emulator import (
     CALENDAR_AUDIENCE,
@@ -52,6 +53,15 @@ async def test_a_langchain_turn_is_one_tree_under_the_hosts_span(
 
     discovery = telemetry.one("a365.tooling.discovery")
     assert is_child(discovery, root)
+
+    # One MCP session opened per server for the turn, each a client span under the turn.
+    sessions = telemetry.named("initialize")
+    servers = {s.name for s in emulator.config.servers_for(DEFAULT_AGENT_ID)}
+    assert {(s.attributes or {})["a365.mcp.server.name"] for s in sessions} == servers
+    assert len(sessions) == len(servers)
+    assert all(is_child(s, root) for s in sessions)
+    assert all(s.kind is SpanKind.CLIENT for s in sessions)
+    assert all((s.attributes or {})["server.address"] == "127.0.0.1" for s in sessions)
     attributes = dict(discovery.attributes or {})
     assert attributes["a365.discovery.source"] == "gateway"
     assert attributes["a365.discovery.server_count"] == len(emulator.config.servers_for(DEFAULT_AGENT_ID))

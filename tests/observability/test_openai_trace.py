@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from agents import Agent, Runner, SQLiteSession, Tool
+from opentelemetry.trace import SpanKind
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService
@@ -49,6 +50,15 @@ async def test_an_openai_turn_is_one_tree_under_the_hosts_span(
     root = telemetry.one("turn")
     discovery = telemetry.one("a365.tooling.discovery")
     assert is_child(discovery, root)
+
+    # One MCP session opened per server for the turn, each a client span under the turn.
+    sessions = telemetry.named("initialize")
+    servers = {s.name for s in emulator.config.servers_for(DEFAULT_AGENT_ID)}
+    assert {(s.attributes or {})["a365.mcp.server.name"] for s in sessions} == servers
+    assert len(sessions) == len(servers)
+    assert all(is_child(s, root) for s in sessions)
+    assert all(s.kind is SpanKind.CLIENT for s in sessions)
+    assert all((s.attributes or {})["server.address"] == "127.0.0.1" for s in sessions)
     assert (discovery.attributes or {})["gen_ai.conversation.id"] == "conv-9"
     assert all(is_child(s, discovery) for s in telemetry.named("a365.tooling.token_exchange"))
 

@@ -45,7 +45,7 @@ from agents_a365.tooling import (
 )
 from agents_a365.tooling.extensibility import scrubbed
 
-from ._telemetry import traced_tool_calls
+from ._telemetry import TracedMCPClient, traced_tool_calls
 
 __all__ = ["Connected", "build_client", "load_tools_per_call", "open_sessions"]
 
@@ -75,7 +75,7 @@ def _connection(server: MCPServerConfig, timeout: float) -> StreamableHttpConnec
 
 def build_client(servers: Sequence[MCPServerConfig], timeout: float) -> MultiServerMCPClient:
     connections: dict[str, Connection] = {s.mcp_server_name: _connection(s, timeout) for s in servers}
-    return MultiServerMCPClient(connections, handle_tool_errors=True)
+    return TracedMCPClient(connections, handle_tool_errors=True)  # sessions opened in a span
 
 
 def _describe(exc: BaseException) -> str:

@@ -35,7 +35,7 @@ from mcp.types import (
 )
 
 from agents_a365.tooling import McpServerConnectionError, ToolDefinitionCache, prime_output_schemas
-from agents_a365.tooling.extensibility import MAX_LIST_PAGES, scrubbed
+from agents_a365.tooling.extensibility import MAX_LIST_PAGES, mcp_session_span, scrubbed
 
 from ._telemetry import noting_call_id, traced_call_tool
 
@@ -123,7 +123,8 @@ class A365MCPServer(MCPServerStreamableHttp):
             self._owner = owner
             self._abandoned = False
             try:
-                await asyncio.shield(ready)
+                with mcp_session_span(self.name, self._url):
+                    await asyncio.shield(ready)
             except BaseException:
                 if not ready.done():  # we were cancelled while the owner is still connecting
                     self._abandoned = True
