@@ -1,4 +1,4 @@
-"""Issue 9, target 3: the cost of one MCP tool call through our registered LangChain tool.
+"""Issues 9 (target 3) and 15: the cost of one MCP tool call through our registered LangChain tools.
 
     uv run python scripts/bench/tool_calls.py [--calls 40]
 
@@ -6,11 +6,14 @@ Same tool (``notes_1.list_notes``) four ways, interleaved call by call, medians:
 
 - raw: ``mcp`` ``ClientSession.call_tool`` on a session opened once (the floor);
 - ours, per-turn session: a tool of ``service.mcp_tools(...)`` (one session per server for the turn);
-- ours, per-call: a tool of ``add_tool_servers_to_agent`` / ``get_mcp_tools`` (a session per call);
+- ours, seed form: a tool of ``add_tool_servers_to_agent`` / ``get_mcp_tools`` (pooled sessions, reused
+  across calls and turns; before issue 15 a new session per call);
 - adapters default: a tool of ``MultiServerMCPClient(...).get_tools()`` (a new session per call).
 
 Measured with the emulator's 20 ms per MCP response and with no added latency (pure overhead).
-Also checks that the turn's sessions are closed when ``mcp_tools`` exits (no session task left).
+Also checks that the turn's sessions are closed when ``mcp_tools`` exits (no session task left), and
+counts the MCP requests one call costs on each path at the emulator (initialize, initialized, GET stream,
+call, DELETE for a session per call; the call alone on an open session).
 """
 
 from __future__ import annotations
@@ -82,8 +85,14 @@ async def measure(emu: Any, service: McpToolRegistrationService, calls: int, lab
         ]
         s.add(f"open_{label}", len(holders))
     await asyncio.sleep(0.05)
-    left = [t for t in asyncio.all_tasks() if t.get_name().startswith("a365-mcp") and not t.done()]
+    left = [t for t in asyncio.all_tasks() if t.get_name().startswith("a365-mcp-session") and not t.done()]
     s.add(f"left_{label}", len(left))
+    for name, tool in (("per_call", per_call), ("default", default)):
+        await asyncio.to_thread(emu.control, "DELETE", "/requests")
+        for _ in range(10):
+            await tool.ainvoke({})
+        recorded = await asyncio.to_thread(emu.control, "GET", "/requests?route=mcp&server=notes_1")
+        s.add(f"requests_{name}_{label}", len(recorded) / 10)
 
 
 async def main() -> None:
@@ -121,17 +130,32 @@ async def main() -> None:
             "raw call_tool",
             "ours (per-turn session)",
             "ours / raw",
-            "ours per-call (add_tool_servers_to_agent)",
+            "ours seed form (add_tool_servers_to_agent)",
             "adapters default (session per call)",
             "default / ours",
         ],
     )
     ratio = s.med("ours_20ms") / s.med("raw_20ms")
+    seed_ratio = s.med("per_call_20ms") / s.med("raw_20ms")
     open_during = int(s.med("open_20ms"))
     left = int(max(s.values["left_20ms"] + s.values["left_0ms"]))
     table(
         [
             ["3", "ours / raw call_tool (20 ms)", f"{ratio:.2f}", "<= 1.3", verdict(ratio <= 1.3)],
+            [
+                "15",
+                "seed form / raw call_tool (20 ms)",
+                f"{seed_ratio:.2f}",
+                "<= 1.3",
+                verdict(seed_ratio <= 1.3),
+            ],
+            [
+                "15",
+                "MCP requests per call: seed form / adapters default",
+                f"{s.med('requests_per_call_20ms'):.1f} / {s.med('requests_default_20ms'):.1f}",
+                "(info)",
+                "",
+            ],
             [
                 "3",
                 "session holders open during the turn / after it",

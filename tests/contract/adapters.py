@@ -37,7 +37,8 @@ class Surface:
 
 class ExtensionAdapter(Protocol):
     name: str
-    orchestrator: str
+    orchestrator: str  # what User-Agent names
+    distribution: str  # the extension's distribution, whose version User-Agent reports
 
     def surfaces(self) -> tuple[Surface, ...]: ...
 
@@ -81,6 +82,7 @@ def to_langchain(message: Message) -> BaseMessage:
 class LangChainAdapter:
     name = "langchain"
     orchestrator = "LangChain"
+    distribution = "agents-a365-tooling-extensions-langchain"
 
     def __init__(self, service: lc_ext.McpToolRegistrationService) -> None:
         self.service = service
@@ -171,13 +173,15 @@ def to_openai(message: Message) -> dict[str, Any]:
 class OpenAIAdapter:
     name = "openai"
     orchestrator = "OpenAI"
+    distribution = "agents-a365-tooling-extensions-openai"
 
     def __init__(self, service: oa_ext.McpToolRegistrationService) -> None:
         self.service = service
 
     async def _items(self, turn: Any, messages: tuple[Message, ...], limit: int | None) -> OperationResult:
-        assert limit is None
-        return await self.service.send_chat_history_messages(turn, [to_openai(m) for m in messages])
+        return await self.service.send_chat_history_messages(
+            turn, [to_openai(m) for m in messages], limit=limit
+        )
 
     async def _session(self, turn: Any, messages: tuple[Message, ...], limit: int | None) -> OperationResult:
         session = SQLiteSession(str(uuid.uuid4()))  # the SDK's real session store (in-memory SQLite)
@@ -189,7 +193,7 @@ class OpenAIAdapter:
 
     def surfaces(self) -> tuple[Surface, ...]:
         return (
-            Surface("input_items", self._items, supports_limit=False),
+            Surface("input_items", self._items),
             Surface("sqlite_session", self._session),
         )
 

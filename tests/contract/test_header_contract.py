@@ -15,7 +15,7 @@ import pytest
 from agents_a365.emulator import CALENDAR_AUDIENCE, DEFAULT_AGENT_ID, PLATFORM_AUDIENCE, Emulator
 from agents_a365.runtime import decode_token_payload, get_sdk_version
 from agents_a365.tooling import McpToolServerConfigurationService
-from contract.adapters import ADAPTERS
+from contract.adapters import ADAPTERS, ExtensionAdapter
 from contract.conversation import SCENARIOS
 from support.platform import production_config
 from support.turns import make_turn_context
@@ -28,16 +28,17 @@ CONTRACT_HEADERS = (
     "x-ms-subchannel-id",
     "x-ms-correlation-id",
 )
-ORCHESTRATORS = {"langchain": "LangChain", "openai": "OpenAI"}
-# User-Agent reports the version of the package that sent the request: the extension's own.
-DISTRIBUTIONS = {
-    "langchain": "agents-a365-tooling-extensions-langchain",
-    "openai": "agents-a365-tooling-extensions-openai",
-}
 
 
 async def run_turn(emulator: Emulator, adapter_name: str, turn: Any, authorization: Any) -> list[Any]:
     """Register the turn's MCP servers through the extension, then send its chat history."""
+    requests, _ = await run_turn_with(emulator, adapter_name, turn, authorization)
+    return requests
+
+
+async def run_turn_with(
+    emulator: Emulator, adapter_name: str, turn: Any, authorization: Any
+) -> tuple[list[Any], ExtensionAdapter]:
     emulator.recorder.clear()
     async with McpToolServerConfigurationService(production_config(emulator)) as tooling:
         adapter = ADAPTERS[adapter_name](tooling)
@@ -45,7 +46,7 @@ async def run_turn(emulator: Emulator, adapter_name: str, turn: Any, authorizati
             pass
         result = await adapter.surfaces()[0].send(turn, SCENARIOS[0].messages, None)
     assert result.succeeded, str(result)
-    return emulator.requests
+    return emulator.requests, adapter
 
 
 def normalized(request: Any, orchestrator: str) -> tuple[tuple[str, Any], ...]:
@@ -81,12 +82,13 @@ def turn() -> Any:
 async def test_same_headers_from_every_extension(emulator: Emulator, turn: Any) -> None:
     seen = {}
     for name in ADAPTERS:
-        requests = await run_turn(emulator, name, turn, emulator.authorization())
-        seen[name] = by_target(requests, ORCHESTRATORS[name])
-    targets = set(seen["langchain"])
-    assert targets == {("gateway", None), ("mcp", "mail"), ("mcp", "calendar"), ("rtp", None)}
-    assert seen["langchain"] == seen["openai"]
-    for target, header_sets in seen["langchain"].items():
+        requests, adapter = await run_turn_with(emulator, name, turn, emulator.authorization())
+        seen[name] = by_target(requests, adapter.orchestrator)
+    first, *others = sorted(seen)
+    assert set(seen[first]) == {("gateway", None), ("mcp", "mail"), ("mcp", "calendar"), ("rtp", None)}
+    for other in others:  # every extension sends what the first one sends
+        assert seen[other] == seen[first], f"{other} differs from {first}"
+    for target, header_sets in seen[first].items():
         assert len(header_sets) == 1, f"{target}: requests of one target disagree: {header_sets}"
 
 
@@ -109,10 +111,11 @@ async def test_each_server_gets_only_its_own_audience(
 
 @pytest.mark.parametrize("adapter_name", sorted(ADAPTERS))
 async def test_user_agent_and_channel_headers(emulator: Emulator, turn: Any, adapter_name: str) -> None:
-    requests = await run_turn(emulator, adapter_name, turn, emulator.authorization())
+    requests, adapter = await run_turn_with(emulator, adapter_name, turn, emulator.authorization())
+    # User-Agent reports the version of the package that sent the request: the extension's own.
     expected_ua = (
-        f"Agent365SDK/{get_sdk_version(DISTRIBUTIONS[adapter_name])} ({platform.system()}; Python {platform.python_version()}; "
-        f"{ORCHESTRATORS[adapter_name]})"
+        f"Agent365SDK/{get_sdk_version(adapter.distribution)} ({platform.system()}; "
+        f"Python {platform.python_version()}; {adapter.orchestrator})"
     )
     for request in requests:
         assert request.headers["user-agent"] == expected_ua

@@ -194,16 +194,6 @@ async def test_per_turn_scope_keeps_one_session_per_server_and_leaks_nothing(
         await by_name["list_emails"].ainvoke({})
 
 
-async def test_per_call_tools_open_a_session_per_call(
-    emulator: Emulator, service: McpToolRegistrationService, turn: Any, authorization: Any
-) -> None:
-    tools = {t.name: t for t in await service.get_mcp_tools(authorization, AUTH_HANDLER, turn)}
-    initial = len(_mcp_posts(emulator, "mail", "initialize"))
-    await tools["list_emails"].ainvoke({})
-    await tools["list_emails"].ainvoke({})
-    assert len(_mcp_posts(emulator, "mail", "initialize")) == initial + 2
-
-
 async def test_servers_are_not_rediscovered_within_a_turn(
     emulator: Emulator, service: McpToolRegistrationService, turn: Any, authorization: Any
 ) -> None:

@@ -90,6 +90,13 @@ def _shape(tools: dict[str, BaseTool]) -> list[tuple[Any, ...]]:
     return sorted((t.name, t.description, t.args, t.metadata, t.response_format) for t in tools.values())
 
 
+async def _close_pooled(service: McpToolRegistrationService, mode: str, expected: list[str]) -> None:
+    """The per-call tools' sessions stay open for the next turn (pooled) until the service closes them."""
+    if mode == "per_call":
+        assert sorted(t.get_name() for t in our_tasks()) == expected
+        await service.aclose()
+
+
 @pytest.mark.parametrize("mode", MODES)
 async def test_warm_turn_makes_no_gateway_exchange_or_mcp_request_and_its_tools_work(
     emulator: Emulator, service: McpToolRegistrationService, authorization: EmulatorAuthorization, mode: str
@@ -109,17 +116,17 @@ async def test_warm_turn_makes_no_gateway_exchange_or_mcp_request_and_its_tools_
         assert "report" in str(await warm["search_emails"].ainvoke({"query": "report"}))
         assert _methods(_since(emulator, mark), "calendar") == []  # not called: never contacted
 
-    mail = _methods(_since(emulator, mark), "mail")
-    if mode == "per_turn":
-        # The one session, opened by the first call, primed with the cached definitions (the mcp
-        # client lists before validating a result otherwise).
-        assert mail == ["initialize", "notifications/initialized", "tools/call", "tools/call"]
-    else:
-        # A session per call, as before (the mcp client lists inside it to validate the result).
-        assert mail.count("initialize") == 2
-        assert mail.count("tools/call") == 2
+    # One session (per turn, or pooled for the per-call tools), opened by the first call, primed with the
+    # cached definitions (the mcp client lists before validating a result otherwise).
+    assert _methods(_since(emulator, mark), "mail") == [
+        "initialize",
+        "notifications/initialized",
+        "tools/call",
+        "tools/call",
+    ]
     _assert_users_tokens(_since(emulator, mark), "user-1")
     assert authorization.exchange_count == exchanges
+    await _close_pooled(service, mode, ["a365-mcp-pooled-mail"])
     assert our_tasks() == []
     assert await leaked_tasks(before) == set()
 
@@ -254,6 +261,7 @@ async def test_a_cached_server_failing_at_call_time_is_invalidated_and_listed_ne
         assert "Bearer" not in repr(info.value)
         # The other server is unaffected.
         assert "inbox" not in str(await tools["list_events"].ainvoke({"date": "2026-01-01"}))
+    await _close_pooled(service, mode, ["a365-mcp-pooled-calendar"])
     assert our_tasks() == []
     assert await leaked_tasks(before) == set()
 

@@ -2,27 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from langchain.agents import create_agent
-from langchain_core.chat_history import BaseChatMessageHistory
-from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 
-from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextLike
+from agents_a365.runtime import AuthorizationLike, TurnContextLike
 from agents_a365.tooling import (
     MCPServerConfig,
     ToolOptions,
 )
-from agents_a365.tooling.extensibility import check_limit, renamed_kwargs
-from agents_a365.tooling.extension_base import ExtensionServiceBase
+from agents_a365.tooling.extensibility import renamed_kwargs
 
-from ._connections import build_client, load_tools_per_call, open_sessions
-from ._conversion import convert_messages
+from ._connections import build_client, load_tools_per_call
+from ._history_sends import ChatHistorySends, StateGraphLike, require
+from ._session_pool import McpSessionPool
 from ._toolset import AgentFactory, McpToolset, build_agent
+from ._turn_sessions import open_sessions
 
 __all__ = ["ORCHESTRATOR_NAME", "McpToolRegistrationService", "StateGraphLike"]
 
@@ -31,28 +31,7 @@ logger = logging.getLogger(__name__)
 ORCHESTRATOR_NAME = "LangChain"
 
 
-class StateGraphLike(Protocol):
-    """A compiled LangGraph graph (``CompiledStateGraph``, ``create_agent``'s result): only
-    ``aget_state`` is called."""
-
-    async def aget_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> Any: ...
-
-
-def _require(value: Any, name: str) -> None:
-    if value is None:
-        raise ValueError(f"{name} is required")
-
-
-def _state_messages(state_snapshot: Any) -> Any:
-    """``state_snapshot.values["messages"]`` of a LangGraph ``StateSnapshot``."""
-    values = getattr(state_snapshot, "values", None)
-    messages = values.get("messages") if isinstance(values, Mapping) else getattr(values, "messages", None)
-    if messages is None:
-        raise ValueError("state_snapshot must contain messages")
-    return messages
-
-
-class McpToolRegistrationService(ExtensionServiceBase):
+class McpToolRegistrationService(ChatHistorySends):
     """Gives LangChain agents the MCP tools of Agent 365 and sends chat history to threat protection.
 
     Long-lived: keep one per process (it reuses the tooling service's HTTP connections and
@@ -62,6 +41,33 @@ class McpToolRegistrationService(ExtensionServiceBase):
 
     orchestrator_name = ORCHESTRATOR_NAME
     distribution = "agents-a365-tooling-extensions-langchain"
+    _pool: McpSessionPool | None = None
+    _pool_loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def session_pool(self) -> McpSessionPool:
+        """The MCP sessions the per-call tools (``get_mcp_tools``, ``add_tool_servers_to_agent``) reuse
+        across calls and turns; one per event loop, closed by :meth:`aclose`."""
+        loop = asyncio.get_running_loop()
+        if self._pool is None or self._pool_loop is not loop:
+            config = self.configuration
+            # A pool of another (closed) loop is dropped: its sessions ended with that loop.
+            self._pool = McpSessionPool(
+                idle_timeout=config.mcp_session_idle_timeout,
+                max_sessions=config.max_mcp_sessions,
+                connect_timeout=config.request_timeout,
+                token_expiry_skew=config.token_expiry_skew,
+                clock=self.configuration_service.clock,
+            )
+            self._pool_loop = loop
+        return self._pool
+
+    async def aclose(self) -> None:
+        """Close the pooled MCP sessions, then the tooling service if this service created it."""
+        pool, self._pool = self._pool, None
+        if pool is not None and self._pool_loop is asyncio.get_running_loop():
+            await pool.aclose()
+        await super().aclose()
 
     async def _servers(
         self,
@@ -71,7 +77,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
         auth_token: str | None,
         options: ToolOptions | None,
     ) -> list[MCPServerConfig]:
-        _require(turn_context, "turn_context")
+        require(turn_context, "turn_context")
         return await self.configuration_service.list_tool_servers(
             turn_context,
             authorization,
@@ -139,7 +145,11 @@ class McpToolRegistrationService(ExtensionServiceBase):
         options: ToolOptions | None = None,
         skip_unreachable: bool = False,
     ) -> McpToolset:
-        """The turn's MCP tools, each opening its own MCP session per call (nothing to close).
+        """The turn's MCP tools, calling through the service's pooled MCP sessions (nothing to close).
+
+        One session per server and user token is opened by the first call and reused by later calls and
+        turns until it is idle for ``mcp_session_idle_timeout``, its token expires, the pool holds
+        ``max_mcp_sessions``, or :meth:`aclose`; a session the server dropped is reopened once.
 
         ``skip_unreachable`` and the tool-definition cache as in :meth:`mcp_tools`: a warm turn
         makes no MCP request at all (a cached server that has become unreachable fails when its
@@ -153,6 +163,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
             self.configuration_service.tool_definitions,
             timeout=timeout,
             skip_unreachable=skip_unreachable,
+            pool=self.session_pool,
         )
         return McpToolset(connected.servers, connected.tools_by_server)
 
@@ -171,8 +182,8 @@ class McpToolRegistrationService(ExtensionServiceBase):
         """The MCP tools as LangChain tools, for custom graphs and ``bind_tools`` loops.
 
         Names are made unique against ``existing_tools`` and across servers (see the README's
-        name-clash rule). Each tool opens an MCP session per call; use :meth:`mcp_tools` to
-        share one session per server within a turn.
+        name-clash rule). Calls go through the service's pooled MCP sessions (see
+        :meth:`get_mcp_toolset`).
         """
         toolset = await self.get_mcp_toolset(
             authorization,
@@ -202,8 +213,8 @@ class McpToolRegistrationService(ExtensionServiceBase):
         ``agent_options`` are the keyword arguments of ``langchain.agents.create_agent``
         (``model``, ``tools``, ``system_prompt``, ``middleware``, ``checkpointer``,
         ``context_schema``, …); every option is passed through unchanged except ``tools``, which
-        becomes the agent's own tools followed by the MCP tools (names unique). Each MCP tool
-        opens a session per call; prefer :meth:`mcp_tools` + ``toolset.create_agent`` per turn.
+        becomes the agent's own tools followed by the MCP tools (names unique). MCP calls go through
+        the service's pooled sessions (see :meth:`get_mcp_toolset`).
         """
         if not isinstance(agent_options, Mapping):
             raise ValueError("agent_options is required (the keyword arguments of create_agent)")
@@ -216,81 +227,3 @@ class McpToolRegistrationService(ExtensionServiceBase):
             skip_unreachable=skip_unreachable,
         )
         return build_agent(toolset, agent_options, agent_factory)
-
-    # -- chat history ------------------------------------------------------------------------
-    @renamed_kwargs(tool_options="options")
-    async def send_chat_history(
-        self,
-        turn_context: TurnContextLike,
-        graph: StateGraphLike,
-        config: RunnableConfig,
-        limit: int | None = None,
-        options: ToolOptions | None = None,
-    ) -> OperationResult:
-        """Level 1: the messages of ``graph``'s state for ``config`` (e.g. a checkpointer's
-        ``thread_id``). A failing ``aget_state``, or one that does not answer within
-        ``chat_history_timeout``, gives a failed result."""
-        _require(turn_context, "turn_context")
-        _require(graph, "graph")
-        _require(config, "config")
-        check_limit(limit)
-        return await self.send_history_from_store(
-            turn_context,
-            lambda: graph.aget_state(config),
-            lambda snapshot: convert_messages(_state_messages(snapshot), limit),
-            options,
-            store="the graph state",
-        )
-
-    @renamed_kwargs(tool_options="options")
-    async def send_chat_history_from_state(
-        self,
-        turn_context: TurnContextLike,
-        state_snapshot: Any,
-        limit: int | None = None,
-        options: ToolOptions | None = None,
-    ) -> OperationResult:
-        """Level 2: ``state_snapshot.values["messages"]`` of a LangGraph ``StateSnapshot``."""
-        _require(turn_context, "turn_context")
-        _require(state_snapshot, "state_snapshot")
-        return await self.send_chat_history_from_messages(
-            turn_context, _state_messages(state_snapshot), limit, options
-        )
-
-    @renamed_kwargs(tool_options="options")
-    async def send_chat_history_from_chat_history(
-        self,
-        turn_context: TurnContextLike,
-        chat_history: BaseChatMessageHistory,
-        limit: int | None = None,
-        options: ToolOptions | None = None,
-    ) -> OperationResult:
-        """Level 3: the messages of any ``BaseChatMessageHistory`` (``aget_messages``); a failing
-        store, or one that does not answer within ``chat_history_timeout``, gives a failed result."""
-        _require(turn_context, "turn_context")
-        _require(chat_history, "chat_history")
-        check_limit(limit)
-        return await self.send_history_from_store(
-            turn_context,
-            chat_history.aget_messages,
-            lambda messages: convert_messages(messages, limit),
-            options,
-            store="the message history",
-        )
-
-    @renamed_kwargs(tool_options="options")
-    async def send_chat_history_from_messages(
-        self,
-        turn_context: TurnContextLike,
-        messages: Sequence[Any],
-        limit: int | None = None,
-        options: ToolOptions | None = None,
-    ) -> OperationResult:
-        """Level 4: convert LangChain messages and send them (``limit``: the most recent N).
-
-        Always sends, even an empty list (threat protection registers the user message from
-        it). Remote failures come back as a failed result; bad arguments raise ``ValueError``.
-        """
-        _require(turn_context, "turn_context")
-        _require(messages, "messages")
-        return await self.send_history(turn_context, convert_messages(messages, limit), options)

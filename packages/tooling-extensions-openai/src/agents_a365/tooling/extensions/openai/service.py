@@ -250,8 +250,12 @@ class McpToolRegistrationService(ExtensionServiceBase):
         turn_context: TurnContextLike,
         messages: Sequence[Any],
         options: ToolOptions | None = None,
+        *,
+        limit: int | None = None,
     ) -> OperationResult:
         """Convert OpenAI Agents SDK items (dicts or models) and send them to threat protection.
+
+        ``limit`` keeps the most recent N items (as ``send_chat_history`` with a session does).
 
         Always sends, even an empty list (the platform registers the user message from it).
         ``ValueError`` for a missing turn context or messages (``messages is required``); remote
@@ -261,4 +265,4 @@ class McpToolRegistrationService(ExtensionServiceBase):
             raise ValueError("turn_context is required")
         if messages is None:
             raise ValueError("messages is required")
-        return await self.send_history(turn_context, to_chat_history_messages(messages), options)
+        return await self.send_history(turn_context, to_chat_history_messages(messages, limit=limit), options)
