@@ -211,10 +211,17 @@ class A365MCPServer(MCPServerStreamableHttp):
                 tools = await self._apply_tool_filter(list(tools), run_context, agent)
             # Copies, as the SDK returns: callers must not be able to change the cache.
             return [tool.model_copy(deep=True) for tool in tools]
+        deadline = asyncio.timeout(self._list_timeout)
         try:
-            async with asyncio.timeout(self._list_timeout):
+            async with deadline:
                 tools_list = await super().list_tools(run_context, agent)
         except TimeoutError:
+            timed_out = True
+        except Exception:
+            # The deadline's cancellation can surface from the MCP transport as another error
+            # (anyio ClosedResourceError/BrokenResourceError, seen under load): still the deadline.
+            if not deadline.expired():
+                raise
             timed_out = True
         else:
             timed_out = False
