@@ -7,6 +7,7 @@ import json
 from types import SimpleNamespace
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from opentelemetry.trace import SpanKind
 
 from agents_a365.emulator import (
     CALENDAR_AUDIENCE,
@@ -52,6 +53,15 @@ async def test_a_langchain_turn_is_one_tree_under_the_hosts_span(
 
     discovery = telemetry.one("a365.tooling.discovery")
     assert is_child(discovery, root)
+
+    # One MCP session opened per server for the turn, each a client span under the turn.
+    sessions = telemetry.named("initialize")
+    servers = {s.name for s in emulator.config.servers_for(DEFAULT_AGENT_ID)}
+    assert {(s.attributes or {})["a365.mcp.server.name"] for s in sessions} == servers
+    assert len(sessions) == len(servers)
+    assert all(is_child(s, root) for s in sessions)
+    assert all(s.kind is SpanKind.CLIENT for s in sessions)
+    assert all((s.attributes or {})["server.address"] == "127.0.0.1" for s in sessions)
     attributes = dict(discovery.attributes or {})
     assert attributes["a365.discovery.source"] == "gateway"
     assert attributes["a365.discovery.server_count"] == len(emulator.config.servers_for(DEFAULT_AGENT_ID))
@@ -159,3 +169,19 @@ async def test_the_turns_identity_from_the_runtime_context_is_on_the_tool_span(
     assert attributes["gen_ai.conversation.id"] == "conv-ctx"
     assert attributes["gen_ai.agent.id"] == DEFAULT_AGENT_ID
     assert attributes["microsoft.channel.name"] == "msteams"
+
+
+async def test_pooled_seed_form_tools_open_one_session_span_under_the_first_call(
+    emulator: Emulator, telemetry: Telemetry
+) -> None:
+    turn = make_turn_context(agentic_app_id=DEFAULT_AGENT_ID)
+    async with McpToolRegistrationService(configuration=production_config(emulator)) as service:
+        tools = {t.name: t for t in await service.get_mcp_tools(emulator.authorization(), AUTH_HANDLER, turn)}
+        telemetry.recorder.clear()  # the listing sessions of registration are not what this test is about
+        for _ in range(2):
+            await tools["list_emails"].ainvoke({"folder": "inbox"})
+    first, second = sorted(telemetry.named("execute_tool list_emails"), key=lambda s: s.start_time or 0)
+    (pooled,) = telemetry.named("initialize")  # the second call reuses the pooled session
+    assert is_child(pooled, first)
+    assert (pooled.attributes or {})["a365.mcp.server.name"] == "mail"
+    assert second.status.is_ok

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from agents import Agent, Runner, SQLiteSession, Tool
+from opentelemetry.trace import SpanKind
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService
@@ -49,6 +50,15 @@ async def test_an_openai_turn_is_one_tree_under_the_hosts_span(
     root = telemetry.one("turn")
     discovery = telemetry.one("a365.tooling.discovery")
     assert is_child(discovery, root)
+
+    # One MCP session opened per server for the turn, each a client span under the turn.
+    sessions = telemetry.named("initialize")
+    servers = {s.name for s in emulator.config.servers_for(DEFAULT_AGENT_ID)}
+    assert {(s.attributes or {})["a365.mcp.server.name"] for s in sessions} == servers
+    assert len(sessions) == len(servers)
+    assert all(is_child(s, root) for s in sessions)
+    assert all(s.kind is SpanKind.CLIENT for s in sessions)
+    assert all((s.attributes or {})["server.address"] == "127.0.0.1" for s in sessions)
     assert (discovery.attributes or {})["gen_ai.conversation.id"] == "conv-9"
     assert all(is_child(s, discovery) for s in telemetry.named("a365.tooling.token_exchange"))
 
@@ -70,3 +80,38 @@ async def test_an_openai_turn_is_one_tree_under_the_hosts_span(
     (attempt,) = telemetry.named("POST")
     assert is_child(attempt, send)
     assert (attempt.attributes or {})["http.response.status_code"] == 200
+
+
+async def test_a_meta_resolver_of_the_user_still_runs_and_its_meta_is_sent(
+    emulator: Emulator, telemetry: Telemetry
+) -> None:
+    # The server wraps the SDK's tool_meta_resolver hook to note the call id: the user's own resolver
+    # must still be called and its _meta must still reach the MCP server.
+    seen: list[tuple[str, str]] = []
+
+    def resolver(context: Any) -> dict[str, Any]:
+        seen.append((context.tool_name, context.run_context.tool_call_id))
+        return {"trace": "t-1"}
+
+    turn = make_turn_context(agentic_app_id=DEFAULT_AGENT_ID)
+    listing = function_call("list_emails", {"folder": "inbox"})
+    model = ScriptedModel([lambda items, tools: [listing], lambda items, tools: [assistant_message("ok")]])
+    async with (
+        McpToolRegistrationService(configuration=production_config(emulator)) as service,
+        service.connected_agent(
+            Agent(name="assistant", model=model),
+            emulator.authorization(),
+            AUTH_HANDLER,
+            turn,
+            server_options={"tool_meta_resolver": resolver},
+        ) as agent,
+    ):
+        await Runner.run(agent, "Inbox")
+        await agent.mcp_servers[0].call_tool("list_emails", {"folder": "inbox"})  # not from a run
+    assert seen == [("list_emails", listing.call_id)]
+    call, direct = [r for r in emulator.requests_for("mcp") if r.jsonrpc_method == "tools/call"]
+    assert call.json["params"]["_meta"] == {"trace": "t-1"}
+    assert "_meta" not in direct.json["params"]
+    from_run, from_test = telemetry.named("execute_tool list_emails")
+    assert (from_run.attributes or {})["gen_ai.tool.call.id"] == listing.call_id
+    assert "gen_ai.tool.call.id" not in dict(from_test.attributes or {})  # no stale id

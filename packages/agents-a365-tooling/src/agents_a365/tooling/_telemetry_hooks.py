@@ -32,6 +32,7 @@ except ImportError:  # the [otel] extra is not installed: tracing() is never tru
 
 __all__ = [
     "cache_lookup",
+    "mcp_session_span",
     "rtp_attempt",
     "traced_mcp_listing",
     "traced_rtp_send",
@@ -154,6 +155,31 @@ async def rtp_attempt(client: httpx.AsyncClient, method: str, url: str, **kwargs
 _F = TypeVar("_F", bound=Callable[..., Awaitable[Any]])
 
 
+def mcp_session_span(server_name: str, url: str | None = None, *, method: str = "initialize") -> ToolCallSpan:
+    """One CLIENT span per MCP session opened (``initialize``: connect and handshake) with the server's
+    name and address, and its duration in ``a365.tooling.mcp.session.duration``, for extensions:
+    ``with mcp_session_span(name, url): session = await open_it()`` (no-op without telemetry)."""
+    if not enabled():
+        return NULL_SPAN
+    return operation(
+        method,
+        client=True,
+        attributes={"mcp.method.name": method, "a365.mcp.server.name": server_name, **_address(url)},
+        histogram="mcp_session" if method == "initialize" else "mcp_list",
+        metric_attributes={"a365.mcp.server.name": server_name},
+    )
+
+
+def _address(url: str | None) -> dict[str, Any]:
+    if not url:
+        return {}
+    parts = urlsplit(url)
+    return {
+        "server.address": parts.hostname,
+        "server.port": parts.port or (443 if parts.scheme == "https" else 80),
+    }
+
+
 def traced_mcp_listing(function: _F) -> _F:
     """Wrap ``list_server_tools(server_name, server, *, timeout)``: one CLIENT span ``tools/list``
     per MCP session opened to list a server's tools (server, address, tool count, outcome)."""
@@ -162,17 +188,7 @@ def traced_mcp_listing(function: _F) -> _F:
     async def listing(server_name: str, server: Any, **kwargs: Any) -> Any:
         if not enabled():
             return await function(server_name, server, **kwargs)
-        parts = urlsplit(str(server.url))
-        attributes = {
-            "mcp.method.name": "tools/list",
-            "a365.mcp.server.name": server_name,
-            "server.address": parts.hostname,
-            "server.port": parts.port or (443 if parts.scheme == "https" else 80),
-        }
-        metric = {"a365.mcp.server.name": server_name}
-        with operation(
-            "tools/list", client=True, attributes=attributes, histogram="mcp_list", metric_attributes=metric
-        ) as span:
+        with mcp_session_span(server_name, str(server.url), method="tools/list") as span:
             tools = await function(server_name, server, **kwargs)
             span.set("a365.mcp.tool_count", len(tools))
             return tools

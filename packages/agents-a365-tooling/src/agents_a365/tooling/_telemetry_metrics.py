@@ -29,6 +29,7 @@ _HISTOGRAMS = {
     "rtp": ("a365.tooling.threat_protection.duration", "One threat-protection send, all attempts"),
     "tool_call": ("a365.tooling.tool_call.duration", "One MCP tool call"),
     "mcp_list": ("a365.tooling.mcp.list_tools.duration", "One MCP session listing a server's tools"),
+    "mcp_session": ("a365.tooling.mcp.session.duration", "Opening one MCP session (connect, initialize)"),
 }
 _COUNTERS = {
     "rtp_sends": ("a365.tooling.threat_protection.sends", "{send}", "Sends by outcome and cause"),

@@ -21,6 +21,7 @@ from ._history import (
 from ._mcp_pages import MAX_LIST_PAGES, list_all_tools
 from ._redact import describe_error, redact_headers, scrub, scrubbed
 from ._telemetry import ToolCallSpan, tool_call_span
+from ._telemetry_hooks import mcp_session_span
 from ._turn import TurnIdentity, turn_identity
 from .extension_base import ExtensionServiceBase
 from .mcp_http import mcp_http_client_factory, shared_ssl_context
@@ -46,6 +47,7 @@ __all__ = [
     "join_parts",
     "list_all_tools",
     "mcp_http_client_factory",
+    "mcp_session_span",
     "prime_output_schemas",
     "redact_headers",
     "renamed_kwargs",

@@ -43,7 +43,7 @@ from agents_a365.tooling import (
 from agents_a365.tooling.extensibility import list_all_tools, scrubbed
 
 from ._session_pool import McpSessionPool, PooledSession
-from ._telemetry import traced_tool_calls
+from ._telemetry import TracedMCPClient, traced_tool_calls
 
 __all__ = [
     "Connected",
@@ -77,7 +77,7 @@ def _connection(server: MCPServerConfig, timeout: float) -> StreamableHttpConnec
 
 def build_client(servers: Sequence[MCPServerConfig], timeout: float) -> MultiServerMCPClient:
     connections: dict[str, Connection] = {s.mcp_server_name: _connection(s, timeout) for s in servers}
-    return MultiServerMCPClient(connections, handle_tool_errors=True)
+    return TracedMCPClient(connections, handle_tool_errors=True)  # sessions opened in a span
 
 
 def describe_failure(exc: BaseException) -> str:

@@ -31,7 +31,7 @@ from mcp.types import Tool as McpTool
 
 from agents_a365.runtime import decode_token_payload
 from agents_a365.tooling import MCPServerConfig, McpServerConnectionError, prime_output_schemas
-from agents_a365.tooling.extensibility import describe_error
+from agents_a365.tooling.extensibility import describe_error, mcp_session_span
 
 __all__ = ["McpSessionPool", "PooledSession"]
 
@@ -200,7 +200,8 @@ class McpSessionPool:
         name = server.mcp_server_name
         try:
             async with create_session(connection) as session:
-                await session.initialize()
+                with mcp_session_span(name, server.url):  # the handshake, in the first caller's trace
+                    await session.initialize()
                 self.opened += 1
                 prime_output_schemas(session, definitions)
                 logger.debug("MCP session %r opened (pooled)", name)

@@ -35,7 +35,7 @@ from mcp.types import (
 )
 
 from agents_a365.tooling import McpServerConnectionError, ToolDefinitionCache, prime_output_schemas
-from agents_a365.tooling.extensibility import MAX_LIST_PAGES, scrubbed
+from agents_a365.tooling.extensibility import MAX_LIST_PAGES, mcp_session_span, scrubbed
 
 from ._telemetry import noting_call_id, traced_call_tool
 
@@ -123,7 +123,8 @@ class A365MCPServer(MCPServerStreamableHttp):
             self._owner = owner
             self._abandoned = False
             try:
-                await asyncio.shield(ready)
+                with mcp_session_span(self.name, self._url):
+                    await asyncio.shield(ready)
             except BaseException:
                 if not ready.done():  # we were cancelled while the owner is still connecting
                     self._abandoned = True
@@ -210,10 +211,17 @@ class A365MCPServer(MCPServerStreamableHttp):
                 tools = await self._apply_tool_filter(list(tools), run_context, agent)
             # Copies, as the SDK returns: callers must not be able to change the cache.
             return [tool.model_copy(deep=True) for tool in tools]
+        deadline = asyncio.timeout(self._list_timeout)
         try:
-            async with asyncio.timeout(self._list_timeout):
+            async with deadline:
                 tools_list = await super().list_tools(run_context, agent)
         except TimeoutError:
+            timed_out = True
+        except Exception:
+            # The deadline's cancellation can surface from the MCP transport as another error
+            # (anyio ClosedResourceError/BrokenResourceError, seen under load): still the deadline.
+            if not deadline.expired():
+                raise
             timed_out = True
         else:
             timed_out = False
