@@ -2,32 +2,37 @@
 
     pip install uv && uv run --frozen python scripts/demo.py
 
-Starts the emulator in-process (tooling gateway, MCP servers, threat protection on
-127.0.0.1), discovers the agent's MCP servers through the gateway with per-audience token
-exchange, lists their tools over MCP, then runs one LangChain turn and one OpenAI Agents SDK
-turn that call real MCP tools, and sends each turn's chat history to threat protection.
+Starts the emulator in-process (tooling gateway, MCP servers, threat protection and a channel's
+connector on 127.0.0.1), discovers the agent's MCP servers through the gateway with per-audience token
+exchange and lists their tools over MCP. Then it hosts the example agent (examples/hosted_agent:
+``AgentApplication`` + ``CloudAdapter`` on ``/api/messages``) once per orchestrator and sends each turn as
+a channel does: an Activity over HTTP (``serviceUrl`` = the emulator's connector). The agent calls real
+MCP tools, replies through the connector and sends the turn's chat history to threat protection; the
+demo prints the tool calls, the answer, the reply as the channel received it and the RTP record.
 Models are scripted and deterministic (real ones when OPENAI_API_KEY is set); no network.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import logging
 import sys
 import textwrap
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-from agents import Agent, Runner, SQLiteSession, set_tracing_disabled
+from agents import set_tracing_disabled
 from agents.items import ToolCallItem, ToolCallOutputItem
-from demo_models import langchain_model, openai_model, real_models_enabled
+from aiohttp import web
+from demo_models import real_models_enabled
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langgraph.checkpoint.memory import InMemorySaver
-from microsoft_agents.activity import Activity
 from microsoft_agents.hosting.core import TurnContext
 
-from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator
-from agents_a365.emulator.turns import RecordingAdapter, make_turn_context
+from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator, channel_activity, post_activity
+from agents_a365.emulator.turns import make_turn_context
 from agents_a365.runtime import decode_token_payload
 from agents_a365.tooling import (
     MCPServerConfig,
@@ -36,19 +41,21 @@ from agents_a365.tooling import (
     ToolOptions,
 )
 from agents_a365.tooling.extensions import langchain as lc
-from agents_a365.tooling.extensions import openai as oa
 from agents_a365.tooling.extensions.langchain.ui_stream import stream_langgraph
 
 AUTH_HANDLER = "AGENTIC"
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "hosted_agent" / "agent.py"
 
 
-class ConsoleAdapter(RecordingAdapter):
-    """Prints what the agent sends back to the channel."""
-
-    async def send_activities(self, context: Any, activities: list[Activity]) -> list[Any]:
-        for activity in activities:
-            line(f"agent -> channel: {activity.text}")
-        return await super().send_activities(context, activities)
+def load_hosted_agent() -> ModuleType:
+    """examples/hosted_agent/agent.py, the agent users copy (not a package: loaded from its file)."""
+    spec = importlib.util.spec_from_file_location("hosted_agent_example", EXAMPLE)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def heading(text: str) -> None:
@@ -66,17 +73,6 @@ def _tool_text(output: Any) -> str:
     if all(isinstance(t, str) for t in texts):
         return "".join(texts)
     return json.dumps(output, default=str)
-
-
-def make_turn(text: str, turn_number: int) -> TurnContext:
-    # The emulator's helper: a real hosting-core Activity in a real TurnContext (replies to the console).
-    return make_turn_context(
-        text=text,
-        activity_id=f"activity-{turn_number}",
-        conversation_id="conversation-1",
-        agentic_app_id=DEFAULT_AGENT_ID,
-        adapter=ConsoleAdapter(),
-    )
 
 
 def describe_server(server: MCPServerConfig) -> str:
@@ -104,38 +100,83 @@ async def discover(
     return servers
 
 
-async def langchain_turn(
-    emu: Emulator, tooling: McpToolServerConfigurationService, turn: TurnContext
+class ConsolePrinter:
+    """The hosted agent's observer: prints what each turn did, from inside the agent."""
+
+    def __init__(self, emu: Emulator) -> None:
+        self.emu = emu
+
+    async def on_answer(self, orchestrator: str, turn: TurnContext, details: dict[str, Any]) -> None:
+        if orchestrator == "langchain":
+            result = details["result"]
+            for message in result["messages"]:
+                if isinstance(message, AIMessage) and message.tool_calls:
+                    for call in message.tool_calls:
+                        line(f"tool call -> {call['name']}({json.dumps(call['args'])})")
+                elif isinstance(message, ToolMessage):
+                    line(f"tool result <- {message.name}: {message.text[:160]}")
+            line(f"final answer: {result['messages'][-1].text}")
+            await show_ui_stream(details["agent"], turn)
+            return
+        calls: dict[str, str] = {}
+        for item in details["result"].new_items:
+            if isinstance(item, ToolCallItem):
+                raw: Any = item.raw_item
+                calls[str(getattr(raw, "call_id", ""))] = name = getattr(raw, "name", "?")
+                line(f"tool call -> {name}({getattr(raw, 'arguments', '')})")
+            elif isinstance(item, ToolCallOutputItem):
+                raw_output: Any = item.raw_item
+                call_id = raw_output.get("call_id") if isinstance(raw_output, dict) else None
+                line(f"tool result <- {calls.get(str(call_id), '?')}: {_tool_text(item.output)[:160]}")
+        line(f"final answer: {details['result'].final_output}")
+        line(f"mail server state: {len(self.emu.servers['mail'].state.sent)} email(s) sent")
+
+    async def on_history_sent(self, turn: TurnContext, result: Any) -> None:
+        heading("Chat history to threat protection (sent by the agent after its reply)")
+        line(f"send_chat_history -> {result}")
+        records = [r for r in self.emu.chat_messages if r.get("messageId") == turn.activity.id]
+        if records:
+            line("threat protection received:")
+            line(json.dumps(records[-1], indent=2, ensure_ascii=False), indent=4)
+
+
+async def hosted_turn(
+    hosted: ModuleType,
+    emu: Emulator,
+    tooling: McpToolServerConfigurationService,
+    orchestrator: str,
+    channel_id: str,
+    text: str,
 ) -> None:
-    heading("LangChain turn (create_agent + MCP tools, one session per server)")
-    line(f"user: {turn.activity.text}")
-    service = lc.McpToolRegistrationService(tooling)
-    config: Any = {"configurable": {"thread_id": turn.activity.conversation.id}}
-    async with service.mcp_tools(emu.authorization(), AUTH_HANDLER, turn) as toolset:
-        line(f"tools registered: {', '.join(t.name for t in toolset.tools())}")
-        agent = toolset.create_agent(
-            {
-                "model": langchain_model(),
-                "system_prompt": "You schedule meetings.",
-                "checkpointer": InMemorySaver(),
-                "context_schema": lc.TurnIdentity,
-            }
+    """Host the example agent on 127.0.0.1 and send it one message the way a channel does."""
+    title = (
+        "LangChain (create_agent, one MCP session per server)"
+        if orchestrator == "langchain"
+        else ("OpenAI Agents SDK (MCPServerStreamableHttp per server)")
+    )
+    heading(f"{title}: a channel message over HTTP")
+    app, adapter = hosted.create_agent_app(
+        orchestrator, tooling, tool_authorization=emu.authorization(), observer=ConsolePrinter(emu)
+    )
+    runner = web.AppRunner(hosted.create_web_app(app, adapter, anonymous=True))
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        port = runner.addresses[0][1]
+        activity = channel_activity(
+            text, service_url=emu.connector_url, channel_id=channel_id, conversation_id="conversation-1"
         )
-        result = await agent.ainvoke(
-            {"messages": [HumanMessage(turn.activity.text)]}, config, context=lc.turn_identity(turn)
-        )
-        for message in result["messages"]:
-            if isinstance(message, AIMessage) and message.tool_calls:
-                for call in message.tool_calls:
-                    line(f"tool call -> {call['name']}({json.dumps(call['args'])})")
-            elif isinstance(message, ToolMessage):
-                line(f"tool result <- {message.name}: {message.text[:160]}")
-        answer = result["messages"][-1].text
-        line(f"final answer: {answer}")
-        await show_ui_stream(agent, turn)
-    await turn.send_activity(answer)
-    heading("LangChain: chat history to threat protection (level 1: graph + thread_id)")
-    await send_and_show(emu, service.send_chat_history(turn, agent, config))
+        replies_before = len(emu.channel_replies)
+        line(f"channel {channel_id} -> POST http://127.0.0.1:{port}/api/messages: {text!r}")
+        response = await post_activity(f"http://127.0.0.1:{port}/api/messages", activity, timeout=60)
+        line(f"agent answered the POST with HTTP {response.status_code}")
+    finally:
+        await runner.cleanup()
+    heading("What the channel received (the emulator's connector)")
+    for reply in emu.channel_replies[replies_before:]:
+        shown = reply.get("text") or ""
+        line(f"{reply['type']}: {shown}" if shown else reply["type"])
 
 
 async def show_ui_stream(agent: Any, turn: TurnContext) -> None:
@@ -152,67 +193,39 @@ async def show_ui_stream(agent: Any, turn: TurnContext) -> None:
         line(text if len(text) <= 150 else text[:147] + "...", indent=4)
 
 
-async def openai_turn(emu: Emulator, tooling: McpToolServerConfigurationService, turn: TurnContext) -> None:
-    heading("OpenAI Agents SDK turn (MCPServerStreamableHttp per server)")
-    line(f"user: {turn.activity.text}")
-    service = oa.McpToolRegistrationService(tooling)
-    template = Agent(name="Mailer", instructions="You send emails for the user.", model=openai_model())
-    session = SQLiteSession(turn.activity.conversation.id)
-    try:
-        async with service.connected_agent(template, emu.authorization(), AUTH_HANDLER, turn) as agent:
-            names = [s.name for s in agent.mcp_servers]
-            tools = await asyncio.gather(*(s.list_tools() for s in agent.mcp_servers))
-            line(f"servers registered: {', '.join(names)} ({sum(len(t) for t in tools)} tools)")
-            result = await Runner.run(agent, turn.activity.text, session=session)
-        calls: dict[str, str] = {}
-        for item in result.new_items:
-            if isinstance(item, ToolCallItem):
-                raw: Any = item.raw_item
-                calls[str(getattr(raw, "call_id", ""))] = name = getattr(raw, "name", "?")
-                line(f"tool call -> {name}({getattr(raw, 'arguments', '')})")
-            elif isinstance(item, ToolCallOutputItem):
-                raw_output: Any = item.raw_item
-                call_id = raw_output.get("call_id") if isinstance(raw_output, dict) else None
-                line(f"tool result <- {calls.get(str(call_id), '?')}: {_tool_text(item.output)[:160]}")
-        line(f"final answer: {result.final_output}")
-        line(f"mail server state: {len(emu.servers['mail'].state.sent)} email(s) sent")
-        await turn.send_activity(str(result.final_output))
-        heading("OpenAI: chat history to threat protection (from the SQLiteSession)")
-        await send_and_show(emu, service.send_chat_history(turn, session))
-    finally:
-        session.close()
-
-
-async def send_and_show(emu: Emulator, sending: Any) -> None:
-    before = len(emu.chat_messages)
-    result = await sending
-    line(f"send_chat_history -> {result}")
-    if len(emu.chat_messages) > before:
-        record = emu.chat_messages[-1]
-        line("threat protection received:")
-        line(json.dumps(record, indent=2, ensure_ascii=False), indent=4)
-
-
 async def main() -> int:
     logging.basicConfig(level=logging.WARNING, format="  [log %(levelname)s %(name)s] %(message)s")
     set_tracing_disabled(True)  # no trace upload: the demo runs without network
+    hosted = load_hosted_agent()
+    hosted.quiet_development_warnings()
     async with Emulator() as emu:
         heading("Agent 365 platform emulator")
-        line(f"listening on {emu.base_url} (gateway, MCP servers, threat protection)")
+        line(f"listening on {emu.base_url} (gateway, MCP servers, threat protection, channel connector)")
         config = ToolingConfiguration(mcp_platform_endpoint=emu.base_url, use_tooling_manifest=False)
         async with McpToolServerConfigurationService(config) as service:
-            turn = make_turn("Which tools do I have?", 1)
-            await discover(emu, service, turn)
+            await discover(emu, service, make_turn_context(agentic_app_id=DEFAULT_AGENT_ID))
             heading("Models")
             line(
                 "real (OPENAI_API_KEY)"
                 if real_models_enabled()
                 else "scripted, deterministic (no key, no network)"
             )
-            await langchain_turn(
-                emu, service, make_turn("When am I free tomorrow, and what is my latest email?", 2)
+            await hosted_turn(
+                hosted,
+                emu,
+                service,
+                "langchain",
+                "msteams",
+                "When am I free tomorrow, and what is my latest email?",
             )
-            await openai_turn(emu, service, make_turn("Email Ada that the meeting is tomorrow at 10.", 3))
+            await hosted_turn(
+                hosted,
+                emu,
+                service,
+                "openai",
+                "agents:email",
+                "Email Ada that the meeting is tomorrow at 10.",
+            )
         heading("Done")
         line(f"{len(emu.requests)} requests served by the emulator")
     return 0

@@ -5,8 +5,10 @@ Agent 365, threat protection after every turn. ``python examples/hosted_agent/ag
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))  # the 
 from demo_models import langchain_model, openai_model
 
 AUTH_HANDLER = "AGENTIC"
+
+
+class TurnObserver:
+    """What a host may want to see of each turn (the demo prints it); every method is optional."""
+
+    async def on_answer(self, orchestrator: str, turn: TurnContext, details: dict[str, Any]) -> None:
+        """The orchestrator's run is done (still inside the turn's MCP block): ``details`` holds the run's
+        result and, for LangChain, the agent and its config."""
+
+    async def on_history_sent(self, turn: TurnContext, result: Any) -> None:
+        """The turn's chat history went to threat protection: ``result`` is the ``OperationResult``."""
 
 
 class _DevelopmentTokenProvider(AnonymousTokenProvider):  # type: ignore[misc]
@@ -62,26 +75,28 @@ def create_agent_app(
     *,
     connections: Any = None,
     tool_authorization: Any = None,
+    observer: TurnObserver | None = None,
 ) -> tuple[AgentApplication[TurnState], CloudAdapter]:
     """The agent. ``tool_authorization`` defaults to the app's own ``Authorization`` (production)."""
     if orchestrator not in ("langchain", "openai"):
         raise ValueError("orchestrator must be 'langchain' or 'openai'")
     connections = connections or DevelopmentConnections()
     adapter = CloudAdapter(connection_manager=connections)
-    app = AgentApplication[TurnState](
-        storage=MemoryStorage(), adapter=adapter, connection_manager=connections
-    )
+    app = AgentApplication[TurnState](storage=MemoryStorage(), connection_manager=connections)
     run_turn = _langchain_turn if orchestrator == "langchain" else _openai_turn
+    watch = observer or TurnObserver()
 
     @app.activity("message")
     async def on_message(context: TurnContext, state: TurnState) -> None:
         await context.send_activity(Activity(type=ActivityTypes.typing))
-        await run_turn(tooling, tool_authorization or app.auth, context)
+        await run_turn(tooling, tool_authorization or app.auth, context, watch)
 
     return app, adapter
 
 
-async def _langchain_turn(tooling: McpToolServerConfigurationService, auth: Any, turn: TurnContext) -> None:
+async def _langchain_turn(
+    tooling: McpToolServerConfigurationService, auth: Any, turn: TurnContext, observer: TurnObserver
+) -> None:
     from langchain_core.messages import HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver
 
@@ -101,11 +116,14 @@ async def _langchain_turn(tooling: McpToolServerConfigurationService, auth: Any,
         result = await agent.ainvoke(
             {"messages": [HumanMessage(turn.activity.text)]}, config, context=lc.turn_identity(turn)
         )
+        await observer.on_answer("langchain", turn, {"result": result, "agent": agent, "config": config})
     await turn.send_activity(result["messages"][-1].text)
-    await service.send_chat_history(turn, agent, config)
+    await observer.on_history_sent(turn, await service.send_chat_history(turn, agent, config))
 
 
-async def _openai_turn(tooling: McpToolServerConfigurationService, auth: Any, turn: TurnContext) -> None:
+async def _openai_turn(
+    tooling: McpToolServerConfigurationService, auth: Any, turn: TurnContext, observer: TurnObserver
+) -> None:
     from agents import Agent, Runner, SQLiteSession
 
     from agents_a365.tooling.extensions import openai as oa
@@ -116,10 +134,18 @@ async def _openai_turn(tooling: McpToolServerConfigurationService, auth: Any, tu
     try:
         async with service.connected_agent(template, auth, AUTH_HANDLER, turn) as agent:
             result = await Runner.run(agent, turn.activity.text, session=session)
+            await observer.on_answer("openai", turn, {"result": result, "agent": agent})
         await turn.send_activity(str(result.final_output))
-        await service.send_chat_history(turn, session)
+        await observer.on_history_sent(turn, await service.send_chat_history(turn, session))
     finally:
         session.close()
+
+
+def quiet_development_warnings() -> None:
+    """Development mode has no Entra app id: hosting-core warns about it on every turn; nothing to act on."""
+    logging.getLogger("microsoft_agents.hosting.core.connector.client.user_token_client").setLevel(
+        logging.ERROR
+    )
 
 
 def create_web_app(
@@ -127,9 +153,11 @@ def create_web_app(
 ) -> web.Application:
     """``POST /api/messages`` behind the SDK's JWT middleware (anonymous only in development)."""
     web_app = web.Application(middlewares=[jwt_authorization_middleware])
-    web_app["agent_configuration"] = AgentAuthConfiguration(anonymous_allowed=anonymous)
-    web_app["agent_app"] = app
-    web_app["adapter"] = adapter
+    with warnings.catch_warnings():  # hosting-aiohttp's middleware reads these plain string keys
+        warnings.simplefilter("ignore", web.NotAppKeyWarning)
+        web_app["agent_configuration"] = AgentAuthConfiguration(anonymous_allowed=anonymous)
+        web_app["agent_app"] = app
+        web_app["adapter"] = adapter
 
     async def messages(request: web.Request) -> web.StreamResponse:
         response = await start_agent_process(request, app, adapter)
@@ -148,6 +176,7 @@ def main() -> None:
     tooling = McpToolServerConfigurationService(
         ToolingConfiguration(mcp_platform_endpoint=endpoint, use_tooling_manifest=False)
     )
+    quiet_development_warnings()
     app, adapter = create_agent_app(args.orchestrator, tooling)
     web.run_app(create_web_app(app, adapter, anonymous=True), host="127.0.0.1", port=args.port)
 

@@ -46,4 +46,14 @@ def test_demo_runs_end_to_end(tmp_path: Path) -> None:
     assert "final answer: Sent email sent-1 to ada@contoso.com." in out
     assert out.count("send_chat_history -> Succeeded") == 2
     assert out.count('"role": "tool"') >= 3  # tool results reach threat protection from both turns
+    # Each turn went to the hosted example agent as a channel's Activity over HTTP ...
+    assert "channel msteams -> POST http://127.0.0.1:" in out
+    assert "channel agents:email -> POST http://127.0.0.1:" in out
+    assert out.count("agent answered the POST with HTTP 202") == 2
+    # ... and its reply reached the channel through the emulator's connector (typing indicator first).
+    replies = out.split("What the channel received")
+    assert len(replies) == 3
+    assert "typing\n  message: Your first free 30-minute slot tomorrow" in replies[1]
+    assert "typing\n  message: Sent email sent-1 to ada@contoso.com." in replies[2]
+    assert "App ID is not provided" not in out + done.stderr  # development mode is quiet
     assert "Traceback" not in done.stderr
