@@ -84,6 +84,10 @@ def create_agent_app(
     adapter = CloudAdapter(connection_manager=connections)
     app = AgentApplication[TurnState](storage=MemoryStorage(), connection_manager=connections)
     run_turn = _langchain_turn if orchestrator == "langchain" else _openai_turn
+    if orchestrator == "openai" and not os.environ.get("OPENAI_API_KEY"):
+        from agents import set_tracing_disabled
+
+        set_tracing_disabled(True)  # no key: nowhere to export the Agents SDK's traces to
     watch = observer or TurnObserver()
 
     @app.activity("message")
