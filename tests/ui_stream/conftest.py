@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from agents import set_tracing_disabled
 
-from node_tools import NODE_MISSING, Node, find_node
+from node_tools import NODE_MISSING, Node, find_node, npm_ci
 from support.ui_client import Validate
 
 JS_DIR = Path(__file__).parent / "js"
@@ -42,24 +41,6 @@ def node() -> Node:
     if found is None:
         pytest.fail(NODE_MISSING)
     return found
-
-
-def npm_ci(node: Node, folder: Path) -> None:
-    """``npm ci`` in ``folder`` (lock file committed), failing the test with npm's output on error."""
-    try:
-        completed = subprocess.run(
-            [*node.npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=folder,
-            env=node.env(),
-            capture_output=True,
-            text=True,
-            timeout=NPM_TIMEOUT,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"npm ci in {folder} did not finish within {NPM_TIMEOUT}s")
-    if completed.returncode != 0:
-        pytest.fail(f"npm ci in {folder} failed ({completed.returncode}):\n{completed.stderr[-4000:]}")
 
 
 @pytest.fixture(scope="session")
