@@ -68,7 +68,10 @@ def _langchain(emu: Emulator) -> dict[str, Any]:
 
 
 def _openai(emu: Emulator) -> dict[str, Any]:
+    from agents import set_tracing_disabled
     from demo_models import ScriptedMailModel
+
+    set_tracing_disabled(True)  # no key: the Agents SDK must not try to export traces
 
     return {**_turn(emu), "model": ScriptedMailModel()}
 
