@@ -1,4 +1,7 @@
-"""Header contract: every request an extension causes carries the same headers, whichever extension.
+"""Across extensions: every request carries the same headers, whichever extension caused it.
+
+Each extension's own header rules (User-Agent, channel, one audience per server, no CR/LF) are in the
+suite (``agents_a365.emulator.contract``, run by ``test_extensions.py``).
 
 Gateway discovery, each MCP server and threat protection are recorded by the emulator; the header
 set may differ between extensions only in the orchestrator name inside ``User-Agent``.
@@ -6,17 +9,16 @@ set may differ between extensions only in the orchestrator name inside ``User-Ag
 
 from __future__ import annotations
 
-import platform
 import re
 from typing import Any
 
 import pytest
 
-from agents_a365.emulator import CALENDAR_AUDIENCE, DEFAULT_AGENT_ID, PLATFORM_AUDIENCE, Emulator
-from agents_a365.runtime import decode_token_payload, get_sdk_version
+from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator
+from agents_a365.emulator.contract import SCENARIOS, ExtensionAdapter
+from agents_a365.runtime import decode_token_payload
 from agents_a365.tooling import McpToolServerConfigurationService
-from contract.adapters import ADAPTERS, ExtensionAdapter
-from contract.conversation import SCENARIOS
+from contract.adapters import ADAPTERS
 from support.platform import production_config
 from support.turns import make_turn_context
 
@@ -93,39 +95,6 @@ async def test_same_headers_from_every_extension(emulator: Emulator, turn: Any) 
 
 
 @pytest.mark.parametrize("adapter_name", sorted(ADAPTERS))
-async def test_each_server_gets_only_its_own_audience(
-    emulator: Emulator, turn: Any, adapter_name: str
-) -> None:
-    requests = await run_turn(emulator, adapter_name, turn, emulator.authorization())
-    audiences: dict[tuple[str, str | None], set[str | None]] = {}
-    for request in requests:
-        auth = request.headers.get("authorization")
-        aud = decode_token_payload(auth.removeprefix("Bearer "))["aud"] if auth else None
-        audiences.setdefault((request.route, request.server), set()).add(aud)
-    assert audiences[("gateway", None)] == {PLATFORM_AUDIENCE}
-    assert audiences[("mcp", "mail")] == {PLATFORM_AUDIENCE}  # V1: the shared token
-    assert audiences[("mcp", "calendar")] == {CALENDAR_AUDIENCE}  # V2: never the shared one
-    assert audiences[("rtp", None)] == {None}  # threat protection takes no token
-    assert all(r.status != 401 for r in requests)
-
-
-@pytest.mark.parametrize("adapter_name", sorted(ADAPTERS))
-async def test_user_agent_and_channel_headers(emulator: Emulator, turn: Any, adapter_name: str) -> None:
-    requests, adapter = await run_turn_with(emulator, adapter_name, turn, emulator.authorization())
-    # User-Agent reports the version of the package that sent the request: the extension's own.
-    expected_ua = (
-        f"Agent365SDK/{get_sdk_version(adapter.distribution)} ({platform.system()}; "
-        f"Python {platform.python_version()}; {adapter.orchestrator})"
-    )
-    for request in requests:
-        assert request.headers["user-agent"] == expected_ua
-        assert request.headers["x-ms-channel-id"] == "msteams"  # the channel, not "msteams:email"
-        assert request.headers["x-ms-subchannel-id"] == "email"
-    [gateway] = [r for r in requests if r.route == "gateway"]
-    assert gateway.headers["x-ms-correlation-id"] == "activity-1"
-
-
-@pytest.mark.parametrize("adapter_name", sorted(ADAPTERS))
 async def test_agent_id_precedence(
     emulator: Emulator, adapter_name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -143,21 +112,3 @@ async def test_agent_id_precedence(
     assert {r.headers["x-ms-agentid"] for r in requests if r.route != "rtp"} == {"blueprint-from-token"}
     # 3. Else the application name.
     assert {r.headers["x-ms-agentid"] for r in requests if r.route == "rtp"} == {"contract-app"}
-
-
-@pytest.mark.parametrize("adapter_name", sorted(ADAPTERS))
-async def test_no_header_value_carries_cr_or_lf(emulator: Emulator, adapter_name: str) -> None:
-    hostile = make_turn_context(
-        agentic_app_id=DEFAULT_AGENT_ID,
-        channel_id="msteams\r\nX-Injected: yes:email\r\nX-Other: 1",
-        activity_id="activity\r\nX-Evil: 1",
-        blueprint_id="blue\nprint",
-    )
-    requests = await run_turn(emulator, adapter_name, hostile, emulator.authorization())
-    assert {r.route for r in requests} == {"gateway", "mcp", "rtp"}
-    for request in requests:
-        for name in request.headers:
-            assert not re.search(r"[\r\n]", request.headers[name]), name
-        assert "x-injected" not in request.headers
-        assert "x-evil" not in request.headers
-        assert request.headers["x-ms-agentid"] == "blueprint"

@@ -30,7 +30,8 @@ async def test_requests_recorded_in_python_and_over_http(
     await http.get(
         emulator.gateway_url("agent-x") + "?v=1&v=2", headers={**platform_headers, "X-Custom": "abc"}
     )
-    await http.post(emulator.rtp_url, json={"bad": True})
+    # The exact bytes (httpx's json= spacing differs between versions): the body is recorded as sent.
+    await http.post(emulator.rtp_url, content=b'{"bad":true}', headers={"Content-Type": "application/json"})
     async with mcp_session(emulator.server_url("mail"), emulator.platform_token()) as session:
         await session.call_tool("list_emails", {"limit": 1})
     await http.get(f"{emulator.base_url}/nowhere")

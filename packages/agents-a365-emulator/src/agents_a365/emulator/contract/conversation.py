@@ -59,7 +59,7 @@ def expected_history(scenario: Scenario) -> list[tuple[str, str, str]]:
     messages = scenario.messages
     if scenario.limit is not None:  # the most recent N messages, then skipping
         messages = messages[len(messages) - scenario.limit :] if scenario.limit else ()
-    result = []
+    result: list[tuple[str, str, str]] = []
     for message in messages:
         text = expected_text(message)
         if text is not None:

@@ -1,0 +1,88 @@
+"""The OpenAI extension's contract adapter: neutral conversation -> Agents SDK items -> its API."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from agents import Agent, SQLiteSession
+
+from agents_a365.emulator.contract import Image, Message, Surface, Text
+from agents_a365.runtime import OperationResult
+from agents_a365.tooling.extensions import openai as oa_ext
+
+__all__ = ["OpenAIAdapter", "to_openai"]
+
+
+def to_openai(message: Message) -> dict[str, Any]:
+    item: dict[str, Any]
+    if message.role == "tool":
+        text = (
+            message.content
+            if isinstance(message.content, str)
+            else " ".join(p.text for p in message.content if isinstance(p, Text))
+        )
+        item = {"type": "function_call_output", "call_id": message.call_id, "output": text}
+    elif isinstance(message.content, str):
+        item = {"role": message.role, "content": message.content}
+    else:
+        text_type = "output_text" if message.role == "assistant" else "input_text"
+        parts: list[dict[str, Any]] = []
+        for p in message.content:
+            if isinstance(p, Text):
+                parts.append(
+                    {
+                        "type": text_type,
+                        "text": p.text,
+                        **({"annotations": []} if text_type == "output_text" else {}),
+                    }
+                )
+            elif isinstance(p, Image):
+                parts.append({"type": "input_image", "image_url": p.url, "detail": "auto"})
+        item = {"type": "message", "role": message.role, "content": parts}
+    if message.id is not None:
+        item["id"] = message.id
+    return item
+
+
+class OpenAIAdapter:
+    name = "openai"
+    orchestrator = "OpenAI"
+    distribution = "agents-a365-tooling-extensions-openai"
+
+    def __init__(self, service: oa_ext.McpToolRegistrationService) -> None:
+        self.service = service
+
+    async def _items(self, turn: Any, messages: tuple[Message, ...], limit: int | None) -> OperationResult:
+        return await self.service.send_chat_history_messages(
+            turn, [to_openai(m) for m in messages], limit=limit
+        )
+
+    async def _session(self, turn: Any, messages: tuple[Message, ...], limit: int | None) -> OperationResult:
+        session = SQLiteSession(str(uuid.uuid4()))  # the SDK's real session store (in-memory SQLite)
+        try:
+            await session.add_items([to_openai(m) for m in messages])  # type: ignore[misc]
+            return await self.service.send_chat_history(turn, session, limit=limit)
+        finally:
+            session.close()
+
+    def surfaces(self) -> tuple[Surface, ...]:
+        return (
+            Surface("input_items", self._items),
+            Surface("sqlite_session", self._session),
+        )
+
+    def missing_argument_calls(self, turn: Any) -> dict[str, Callable[[], Awaitable[Any]]]:
+        s = self.service
+        return {
+            "turn_context is required": lambda: s.send_chat_history_messages(None, []),  # type: ignore[arg-type]
+            "messages is required": lambda: s.send_chat_history_messages(turn, None),  # type: ignore[arg-type]
+        }
+
+    @asynccontextmanager
+    async def register(self, authorization: Any, turn: Any) -> AsyncIterator[Any]:
+        agent: Agent[Any] = Agent(name="contract", instructions="-")
+        async with self.service.connected_agent(agent, authorization, "AGENTIC", turn) as connected:
+            yield connected
