@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from microsoft_agents.activity import ConversationAccount
 
 from agents_a365.tooling._turn import TurnKey
 from agents_a365.tooling.extensibility import turn_identity
-from agents_a365.tooling.extensions.langchain import turn_identity as langchain_turn_identity
 from support.turns import make_turn_context
 
 
@@ -34,7 +34,8 @@ def test_agentic_instance_id_is_the_agent_of_both() -> None:
 
 
 def test_langchain_reexports_the_same_reader() -> None:
-    assert langchain_turn_identity is turn_identity
+    langchain = pytest.importorskip("agents_a365.tooling.extensions.langchain")  # tooling alone: skipped
+    assert langchain.turn_identity is turn_identity
 
 
 def test_no_user_means_no_cache_key() -> None:
