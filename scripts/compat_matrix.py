@@ -114,7 +114,8 @@ def plan(ref: str, only: str | None) -> list[Combination]:
             for core in CORE:
                 spec = requirement_on(every[extension], every[core], ext_ref)
                 version = core_versions[core]
-                ok = Version(version) in SpecifierSet(spec)
+                # Pre-releases count: HEAD's next version (0.N.0.devM) is what its release will be.
+                ok = SpecifierSet(spec).contains(Version(version), prereleases=True)
                 verdicts.append(
                     (ok, f"{every[core].distribution} {version} {'in' if ok else 'not in'} '{spec}'")
                 )
@@ -159,7 +160,18 @@ def run_combination(combo: Combination, head: Path, release: Path, work: Path) -
         TEST_CLASS[combo.extension],
     )
     lines = (done.stdout + done.stderr).strip().splitlines()
-    return done.returncode == 0, lines[-1] if lines else "(no output)"
+    summary = lines[-1] if lines else "(no output)"
+    # The extension must load: a suite skipped for lack of it is an incompatibility, not a pass.
+    ok = done.returncode == 0 and " passed" in summary and "skipped" not in summary
+    if not ok:
+        why = run(python, "-c", f"import agents_a365.tooling.extensions.{combo.extension}")
+        detail = (
+            why.stderr.strip().splitlines()[-1:]
+            if why.returncode
+            else [line for line in lines if line.startswith(("FAILED", "E "))][:6]
+        )
+        summary = summary + "\n      " + "\n      ".join(detail)
+    return ok, summary
 
 
 def main(argv: list[str] | None = None) -> int:

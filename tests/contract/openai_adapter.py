@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -14,6 +15,10 @@ from agents_a365.runtime import OperationResult
 from agents_a365.tooling.extensions import openai as oa_ext
 
 __all__ = ["OpenAIAdapter", "to_openai"]
+
+
+def _takes_limit(service: Any) -> bool:
+    return "limit" in inspect.signature(service.send_chat_history_messages).parameters
 
 
 def to_openai(message: Message) -> dict[str, Any]:
@@ -56,9 +61,10 @@ class OpenAIAdapter:
         self.service = service
 
     async def _items(self, turn: Any, messages: tuple[Message, ...], limit: int | None) -> OperationResult:
-        return await self.service.send_chat_history_messages(
-            turn, [to_openai(m) for m in messages], limit=limit
-        )
+        items = [to_openai(m) for m in messages]
+        if limit is None:  # also what a release before `limit=` takes (scripts/compat_matrix.py)
+            return await self.service.send_chat_history_messages(turn, items)
+        return await self.service.send_chat_history_messages(turn, items, limit=limit)
 
     async def _session(self, turn: Any, messages: tuple[Message, ...], limit: int | None) -> OperationResult:
         session = SQLiteSession(str(uuid.uuid4()))  # the SDK's real session store (in-memory SQLite)
@@ -70,7 +76,8 @@ class OpenAIAdapter:
 
     def surfaces(self) -> tuple[Surface, ...]:
         return (
-            Surface("input_items", self._items),
+            # `limit=` exists from the release after 0.1.0: older ones skip the limit scenarios here.
+            Surface("input_items", self._items, supports_limit=_takes_limit(self.service)),
             Surface("sqlite_session", self._session),
         )
 
