@@ -184,7 +184,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--extension", choices=EXTENSIONS)
     parser.add_argument("--plan", action="store_true", help="print the combinations only")
     args = parser.parse_args(argv)
-    ref = run("git", "rev-parse", args.ref).stdout.strip() if args.ref else release_ref()
+    if args.ref:
+        resolved = run("git", "rev-parse", "--verify", "--quiet", f"{args.ref}^{{commit}}")
+        if resolved.returncode:
+            sys.exit(f"unknown ref {args.ref!r}")
+        ref = resolved.stdout.strip()
+    else:
+        ref = release_ref()
     combinations = plan(ref, args.extension)
     print(f"release ref {ref[:12]}; HEAD {run('git', 'rev-parse', '--short=12', 'HEAD').stdout.strip()}")
     for combo in combinations:
