@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from node_tools import NODE_MISSING, Node, find_node, npm, npm_ci
+from node_tools import Node, npm, npm_ci
 
 JS_DIR = Path(__file__).parent / "js"
 WEB_DIR = Path(__file__).resolve().parents[2] / "examples" / "ui_stream_app" / "web"
@@ -57,14 +57,6 @@ def chromium() -> str:
         found = _which_browser()
         if found is None:
             pytest.skip(f"no Chromium for the browser test: {reason or 'apt-get installed none'}")
-    return found
-
-
-@pytest.fixture(scope="session")
-def node() -> Node:
-    found = find_node()
-    if found is None:
-        pytest.fail(NODE_MISSING)
     return found
 
 

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import json
 import os
 import re
 import signal
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from types import ModuleType
@@ -24,29 +22,18 @@ from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
 
 from agents_a365.emulator import Emulator
-from agents_a365.tooling import McpToolServerConfigurationService
-from node_tools import NODE_MISSING, Node, find_node, npm_ci
-from support.platform import production_config
+from node_tools import Node, npm_ci
+from support.hosted import load_hosted_agent, serve_hosted_agent
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAYGROUND_DIR = Path(__file__).parent / "playground"
 CLI = PLAYGROUND_DIR / "node_modules" / "@microsoft" / "m365agentsplayground" / "cli.js"
-EXAMPLE = ROOT / "examples" / "hosted_agent" / "agent.py"
 START_TIMEOUT = 60.0
 REPLY_TIMEOUT = 60.0
 CONVERSATION_ID = "conv-playground-1"
 USER_ID = "user-id-0"  # the Playground's current user (its /_internal/v1/config)
-
-
-@pytest.fixture(scope="module")
-def node() -> Node:
-    found = find_node()
-    if found is None:
-        pytest.skip(NODE_MISSING)
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -59,29 +46,7 @@ def playground(node: Node) -> Path:
 
 @pytest.fixture(scope="module")
 def hosted() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("hosted_agent_example", EXAMPLE)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    module.quiet_development_warnings()
-    return module
-
-
-@contextlib.asynccontextmanager
-async def serve_agent(hosted: ModuleType, orchestrator: str, emu: Emulator) -> AsyncIterator[str]:
-    config = production_config(emu)
-    async with McpToolServerConfigurationService(config) as tooling:
-        app, adapter = hosted.create_agent_app(orchestrator, tooling, tool_authorization=emu.authorization())
-        runner = web.AppRunner(hosted.create_web_app(app, adapter, anonymous=True))
-        await runner.setup()
-        try:
-            site = web.TCPSite(runner, "127.0.0.1", 0)
-            await site.start()
-            yield f"http://127.0.0.1:{runner.addresses[0][1]}/api/messages"
-        finally:
-            await runner.cleanup()
+    return load_hosted_agent()
 
 
 @contextlib.asynccontextmanager
@@ -172,7 +137,7 @@ async def test_the_playground_drives_the_hosted_agent(
     tool_result: str,
 ) -> None:
     async with (
-        serve_agent(hosted, orchestrator, emulator) as endpoint,
+        serve_hosted_agent(hosted, orchestrator, emulator) as endpoint,
         run_playground(node, playground, endpoint, channel, tmp_path) as port,
     ):
         events, status = await send_through_playground(port, text)

