@@ -32,6 +32,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from microsoft_agents.hosting.core import TurnContext
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator, channel_activity, post_activity
+from agents_a365.emulator.trace_tree import TraceRecorder
 from agents_a365.emulator.turns import make_turn_context
 from agents_a365.runtime import decode_token_payload
 from agents_a365.tooling import (
@@ -39,6 +40,7 @@ from agents_a365.tooling import (
     McpToolServerConfigurationService,
     ToolingConfiguration,
     ToolOptions,
+    configure_telemetry,
 )
 from agents_a365.tooling.extensions import langchain as lc
 from agents_a365.tooling.extensions.langchain.ui_stream import stream_langgraph
@@ -141,6 +143,7 @@ class ConsolePrinter:
 
 
 async def hosted_turn(
+    recorder: TraceRecorder,
     hosted: ModuleType,
     emu: Emulator,
     tooling: McpToolServerConfigurationService,
@@ -155,8 +158,13 @@ async def hosted_turn(
         else ("OpenAI Agents SDK (MCPServerStreamableHttp per server)")
     )
     heading(f"{title}: a channel message over HTTP")
+    recorder.clear()
     app, adapter = hosted.create_agent_app(
-        orchestrator, tooling, tool_authorization=emu.authorization(), observer=ConsolePrinter(emu)
+        orchestrator,
+        tooling,
+        tool_authorization=emu.authorization(),
+        observer=ConsolePrinter(emu),
+        tracer=recorder.tracer,
     )
     runner = web.AppRunner(hosted.create_web_app(app, adapter, anonymous=True))
     await runner.setup()
@@ -177,6 +185,8 @@ async def hosted_turn(
     for reply in emu.channel_replies[replies_before:]:
         shown = reply.get("text") or ""
         line(f"{reply['type']}: {shown}" if shown else reply["type"])
+    heading("The turn's trace (OpenTelemetry spans, as an OTLP backend would show them)")
+    line(recorder.format())
 
 
 async def show_ui_stream(agent: Any, turn: TurnContext) -> None:
@@ -198,6 +208,8 @@ async def main() -> int:
     set_tracing_disabled(True)  # no trace upload: the demo runs without network
     hosted = load_hosted_agent()
     hosted.quiet_development_warnings()
+    recorder = TraceRecorder()  # the SDK's spans, kept in memory for the demo (docs/observability.md)
+    configure_telemetry(tracer_provider=recorder.tracer_provider)
     async with Emulator() as emu:
         heading("Agent 365 platform emulator")
         line(f"listening on {emu.base_url} (gateway, MCP servers, threat protection, channel connector)")
@@ -211,6 +223,7 @@ async def main() -> int:
                 else "scripted, deterministic (no key, no network)"
             )
             await hosted_turn(
+                recorder,
                 hosted,
                 emu,
                 service,
@@ -219,6 +232,7 @@ async def main() -> int:
                 "When am I free tomorrow, and what is my latest email?",
             )
             await hosted_turn(
+                recorder,
                 hosted,
                 emu,
                 service,

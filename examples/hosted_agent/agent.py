@@ -5,6 +5,7 @@ Agent 365, threat protection after every turn. ``python examples/hosted_agent/ag
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
@@ -76,8 +77,12 @@ def create_agent_app(
     connections: Any = None,
     tool_authorization: Any = None,
     observer: TurnObserver | None = None,
+    tracer: Any = None,
 ) -> tuple[AgentApplication[TurnState], CloudAdapter]:
-    """The agent. ``tool_authorization`` defaults to the app's own ``Authorization`` (production)."""
+    """The agent. ``tool_authorization`` defaults to the app's own ``Authorization`` (production).
+
+    ``tracer`` (an OpenTelemetry ``Tracer``): each turn runs in an ``invoke_agent`` span, the parent of the
+    SDK's spans (discovery, tokens, MCP sessions, tool calls, threat protection) when telemetry is on."""
     if orchestrator not in ("langchain", "openai"):
         raise ValueError("orchestrator must be 'langchain' or 'openai'")
     connections = connections or DevelopmentConnections()
@@ -92,8 +97,14 @@ def create_agent_app(
 
     @app.activity("message")
     async def on_message(context: TurnContext, state: TurnState) -> None:
-        await context.send_activity(Activity(type=ActivityTypes.typing))
-        await run_turn(tooling, tool_authorization or app.auth, context, watch)
+        span = (
+            tracer.start_as_current_span(f"invoke_agent {orchestrator}")
+            if tracer
+            else contextlib.nullcontext()
+        )
+        with span:
+            await context.send_activity(Activity(type=ActivityTypes.typing))
+            await run_turn(tooling, tool_authorization or app.auth, context, watch)
 
     return app, adapter
 

@@ -56,4 +56,10 @@ def test_demo_runs_end_to_end(tmp_path: Path) -> None:
     assert "typing\n  message: Your first free 30-minute slot tomorrow" in replies[1]
     assert "typing\n  message: Sent email sent-1 to ada@contoso.com." in replies[2]
     assert "App ID is not provided" not in out + done.stderr  # development mode is quiet
+    # Each turn's OpenTelemetry trace: the SDK's spans under the hosted agent's invoke_agent span.
+    assert out.count("The turn's trace") == 2
+    assert "invoke_agent langchain" in out
+    assert "├─ a365.tooling.discovery" in out
+    assert "execute_tool send_email" in out
+    assert "└─ POST" in out
     assert "Traceback" not in done.stderr
