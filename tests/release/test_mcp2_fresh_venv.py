@@ -116,10 +116,6 @@ def test_openai_extension_alone_runs_on_mcp_2(mcp2_venv: Path, emulator_process:
     assert "Agent365SDK/" in json.dumps(recorded)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: the warm turn (cached tool definitions, lazy connect) does not finish on mcp 2.x",
-)
 def test_warm_turn_on_mcp_2(mcp2_venv: Path, emulator_process: tuple[str, str]) -> None:
     base_url, token = emulator_process
     report = json.loads(run_probe(mcp2_venv, base_url, token, "warm"))

@@ -110,4 +110,6 @@ def prime_output_schemas(session: Any, definitions: Iterable[Tool]) -> None:
     schemas = getattr(session, "_tool_output_schemas", None)
     if isinstance(schemas, dict):
         for definition in definitions:
-            schemas.setdefault(definition.name, definition.outputSchema)
+            # mcp 1.x names the field outputSchema, mcp 2.x output_schema.
+            schema = getattr(definition, "output_schema", None) or getattr(definition, "outputSchema", None)
+            schemas.setdefault(definition.name, schema)

@@ -168,9 +168,14 @@ class A365MCPServer(MCPServerStreamableHttp):
                     ready.set_exception(exc)
             return
         logger.debug("MCP server %r connected", self.name)
-        if self._cached is not None and self.session is not None:
-            prime_output_schemas(self.session, self._cached)
-        ready.set_result(None)
+        try:
+            if self._cached is not None and self.session is not None:
+                prime_output_schemas(self.session, self._cached)
+        except Exception as exc:  # never leave the caller waiting on `ready` (it would hang)
+            ready.set_exception(exc)
+            self._release.set()
+        else:
+            ready.set_result(None)
         try:
             await self._release.wait()
         except asyncio.CancelledError:
