@@ -128,7 +128,10 @@ async def one_turn(service: McpToolRegistrationService, emu: Emulator, ids: Turn
 
 def check_round(emu: Emulator, round_no: int, turns: int, result: RoundResult) -> None:
     expected = {TurnIds(round_no, i).conversation: TurnIds(round_no, i) for i in range(turns)}
-    user_agent = get_user_agent_header(ORCHESTRATOR_NAME)
+    # The LangChain extension sends: its own name and version (not the core's).
+    user_agent = get_user_agent_header(
+        ORCHESTRATOR_NAME, distribution=McpToolRegistrationService.distribution
+    )
     seen: dict[str, int] = {}
     for request in emu.requests_for("rtp"):
         if request.status != 200:

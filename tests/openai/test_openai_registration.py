@@ -97,10 +97,9 @@ async def test_headers_are_the_tooling_services_complete_headers(
     turn: TurnContext,
 ) -> None:
     async with McpToolServerConfigurationService(production_config(emulator)) as tooling:
-        from agents_a365.tooling import ToolOptions
-
+        # The extension's own options: its orchestrator name and its distribution (User-Agent's version).
         configs = await tooling.list_tool_servers(
-            turn, authorization, AUTH_HANDLER, options=ToolOptions(orchestrator_name=ORCHESTRATOR_NAME)
+            turn, authorization, AUTH_HANDLER, options=service.tool_options(None)
         )
     expected = {c.mcp_server_name: c.headers for c in configs}
     async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn) as agent:
