@@ -39,7 +39,7 @@ MS_PACKAGES = (
     "microsoft-agents-a365-runtime==2.0.0",
 )
 LATENCY_MS = 20.0
-SERVER_COUNTS = (1, 4, 8, 16)
+SERVER_COUNTS = (1, 4, 8, 16, 32)
 
 
 def agent_id_for(n: int) -> str:

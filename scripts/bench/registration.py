@@ -62,15 +62,21 @@ def new_user() -> str:
     return f"user-{next(_users)}"
 
 
+CPU: dict[
+    str, float
+] = {}  # this process's CPU seconds of the last measured call (ours only, not the emulator's)
+
+
 async def lc_register(service: LangChainService, auth: Any, n: int, user: str) -> tuple[float, int]:
     model = GenericFakeChatModel(messages=iter([]))
     turn = make_turn(agent_id_for(n), user)
     gc.collect()  # a full collection must not land inside one side's measurement
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     agent = await service.add_tool_servers_to_agent(
         auth, "AGENTIC", turn, agent_options={"model": model, "tools": []}
     )
     elapsed = time.perf_counter() - t0
+    CPU["lc"] = time.process_time() - c0
     tools = agent.nodes["tools"].bound.tools_by_name if "tools" in agent.nodes else {}
     return elapsed, len(tools)
 
@@ -79,7 +85,7 @@ async def oa_register(service: OpenAIService, auth: Any, n: int, user: str) -> t
     template = Agent(name="bench", instructions="bench", model="gpt-4o")
     turn = make_turn(agent_id_for(n), user)
     gc.collect()  # a full collection must not land inside one side's measurement
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     agent = await service.add_tool_servers_to_agent(template, auth, "AGENTIC", turn)
     t1 = time.perf_counter()
     # What Runner.run does before the first model call (servers listed one by one); server-prefixed
@@ -88,6 +94,7 @@ async def oa_register(service: OpenAIService, auth: Any, n: int, user: str) -> t
         agent.mcp_servers, False, RunContextWrapper(context=None), agent, include_server_in_tool_names=True
     )
     t2 = time.perf_counter()
+    CPU["oa"] = time.process_time() - c0
     await service.close_tool_servers(agent)
     return t1 - t0, t2 - t0, len(tools)
 
@@ -142,6 +149,7 @@ async def main() -> None:
                     user = new_user()
                     t, k = await lc_register(lc, auth, n, user)
                     s.add(f"lc_cold_{n}", t)
+                    s.add(f"lc_cpu_{n}", CPU["lc"])
                     tool_counts[f"lc_{n}"] = k
                     t, k = await lc_register(lc, auth, n, user)
                     s.add(f"lc_warm_{n}", t)
@@ -150,6 +158,7 @@ async def main() -> None:
                     add, total, k = await oa_register(oa, auth, n, user)
                     s.add(f"oa_cold_add_{n}", add)
                     s.add(f"oa_cold_{n}", total)
+                    s.add(f"oa_cpu_{n}", CPU["oa"])
                     tool_counts[f"oa_{n}"] = k
                     add, total, k = await oa_register(oa, auth, n, user)
                     s.add(f"oa_warm_add_{n}", add)
@@ -181,9 +190,11 @@ async def main() -> None:
             [
                 str(n),
                 ms(s.med(f"lc_cold_{n}")),
+                ms(s.med(f"lc_cpu_{n}") / n),
                 ms(s.med(f"lc_warm_{n}")),
                 ms(s.med(f"oa_cold_add_{n}")),
                 ms(s.med(f"oa_cold_{n}")),
+                ms(s.med(f"oa_cpu_{n}") / n),
                 ms(s.med(f"oa_warm_{n}")),
                 ms(s.med(f"ms_add_{n}")),
                 ms(s.med(f"ms_{n}")),
@@ -195,9 +206,11 @@ async def main() -> None:
         [
             "servers",
             "langchain cold",
+            "our CPU / server",
             "langchain warm",
             "openai cold add",
             "openai cold add+list",
+            "our CPU / server",
             "openai warm add+list",
             "microsoft add",
             "microsoft add+list",
@@ -212,6 +225,10 @@ async def main() -> None:
         ("1", "langchain cold: 8 servers / 1 server", ratio("lc_cold_8", "lc_cold_1"), 1.3),
         ("1", "openai cold add: 8 servers / 1 server", ratio("oa_cold_add_8", "oa_cold_add_1"), 1.3),
         ("1", "openai cold add+list: 8 servers / 1 server", ratio("oa_cold_8", "oa_cold_1"), 1.3),
+        ("15", "langchain cold: 16 servers / 1 server", ratio("lc_cold_16", "lc_cold_1"), 1.3),
+        ("15", "openai cold add+list: 16 servers / 1 server", ratio("oa_cold_16", "oa_cold_1"), 1.3),
+        ("15", "langchain cold: 32 servers / 1 server", ratio("lc_cold_32", "lc_cold_1"), None),
+        ("15", "openai cold add+list: 32 servers / 1 server", ratio("oa_cold_32", "oa_cold_1"), None),
         ("1", "langchain cold / microsoft add+list @8", ratio("lc_cold_8", "ms_8"), 0.25),
         ("1", "openai cold add+list / microsoft add+list @8", ratio("oa_cold_8", "ms_8"), 0.25),
         # Unequal work: our add also lists every server's tools (concurrently); Microsoft's add does
