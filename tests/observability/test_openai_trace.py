@@ -51,14 +51,19 @@ async def test_an_openai_turn_is_one_tree_under_the_hosts_span(
     discovery = telemetry.one("a365.tooling.discovery")
     assert is_child(discovery, root)
 
-    # One MCP session opened per server for the turn, each a client span under the turn.
-    sessions = telemetry.named("initialize")
+    # Registration lists every server (one tools/list client span each, under the turn); only the
+    # server whose tool is called opens an MCP session (initialize), under the agent run.
+    listings = telemetry.named("tools/list")
     servers = {s.name for s in emulator.config.servers_for(DEFAULT_AGENT_ID)}
-    assert {(s.attributes or {})["a365.mcp.server.name"] for s in sessions} == servers
-    assert len(sessions) == len(servers)
-    assert all(is_child(s, root) for s in sessions)
-    assert all(s.kind is SpanKind.CLIENT for s in sessions)
-    assert all((s.attributes or {})["server.address"] == "127.0.0.1" for s in sessions)
+    assert {(s.attributes or {})["a365.mcp.server.name"] for s in listings} == servers
+    assert len(listings) == len(servers)
+    assert all(is_child(s, root) for s in listings)
+    assert all(s.kind is SpanKind.CLIENT for s in listings)
+    assert all((s.attributes or {})["server.address"] == "127.0.0.1" for s in listings)
+    (session_span,) = telemetry.named("initialize")
+    assert (session_span.attributes or {})["a365.mcp.server.name"] == "mail"
+    assert is_child(session_span, telemetry.one("execute_tool send_email"))  # the call connected it
+    assert session_span.kind is SpanKind.CLIENT
     assert (discovery.attributes or {})["gen_ai.conversation.id"] == "conv-9"
     assert all(is_child(s, discovery) for s in telemetry.named("a365.tooling.token_exchange"))
 

@@ -75,8 +75,8 @@ async def test_one_streamable_http_server_per_discovered_server(
             assert headers["x-ms-channel-id"] == "msteams"
             assert headers["x-ms-subchannel-id"] == "email"
             assert "x-ms-agentid" in headers
-            # Connected: the SDK lists the tools over MCP right away.
-            assert server.session is not None
+            # Listed by the core at registration; the server connects on its first call.
+            assert server.session is None
         assert {t.name for t in await servers["mail"].list_tools()} >= {"send_email", "list_emails"}
         assert {t.name for t in await servers["calendar"].list_tools()} >= {"create_event"}
         assert "eyJ" not in repr(agent)
@@ -195,12 +195,17 @@ async def test_connected_agent_closes_every_session_and_leaves_no_task(
             Agent(name="a"), emulator.authorization(), AUTH_HANDLER, turn
         ) as agent:
             servers = _streamable(agent)
+            assert not any(s.session for s in servers.values())  # listed at registration, not connected
+            # The first call connects each server.
+            await servers["mail"].call_tool("list_emails", {})
+            await servers["calendar"].call_tool("list_events", {"date": "2026-01-01"})
             assert all(s.session_id for s in servers.values())
             assert other_tasks() - tasks_before  # the connection workers are running
         assert all(s.session is None for s in servers.values())
         assert not await leaked_tasks(tasks_before)
-    deletes = {r.server for r in emulator.requests_for("mcp") if r.method == "DELETE"}
-    assert deletes == {"mail", "calendar"}
+    deletes = [r.server for r in emulator.requests_for("mcp") if r.method == "DELETE"]
+    # Per server: the core's listing session, then the session its call opened.
+    assert sorted(deletes) == ["calendar", "calendar", "mail", "mail"]
 
 
 async def test_close_tool_servers_closes_what_add_tool_servers_to_agent_connected(

@@ -19,7 +19,7 @@ from agents.tool_context import ToolContext
 from microsoft_agents.hosting.core import TurnContext
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator, Fault
-from agents_a365.tooling import ToolingConfiguration, ToolServerDiscoveryError
+from agents_a365.tooling import McpServerConnectionError, ToolingConfiguration, ToolServerDiscoveryError
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService as OpenAIService
 from support.guard import AUTH_HANDLER, Guard, config
 from support.hostile_mcp import HostileMcp
@@ -65,11 +65,19 @@ async def test_endless_next_cursor_does_not_keep_registration_or_the_first_model
         _gateway(server, {"mcpServerName": "pages", "url": f"{server.base_url}/mcp"})
         async with OpenAIService(configuration=_hostile_config(server)) as svc:
             async with asyncio.timeout(SAFETY):
-                async with svc.connected_agent(Agent(name="a"), None, None, turn, auth_token=TOKEN) as agent:
-                    # The Agents SDK's own listing before the first model call.
+                # Registration lists through the core, whose pager stops at MAX_LIST_PAGES.
+                with pytest.raises(McpServerConnectionError, match=r"'pages'.*more than 1000 pages"):
+                    async with svc.connected_agent(Agent(name="a"), None, None, turn, auth_token=TOKEN):
+                        pass
+                assert mcp.methods.count("tools/list") == 1000
+                # Without the lazy registration the SDK lists, under the same cap.
+                eager = {"cache_tools_list": False}
+                async with svc.connected_agent(
+                    Agent(name="a"), None, None, turn, auth_token=TOKEN, server_options=eager
+                ) as agent:
                     with pytest.raises(Exception, match=r"max_list_pages|did not list its tools within"):
                         await agent.get_mcp_tools(RunContextWrapper(context=None))
-    assert mcp.methods.count("tools/list") >= 2  # it did page; the bound, not the server, ended it
+    assert mcp.methods.count("tools/list") > 1001  # it did page; the bound, not the server, ended it
 
 
 # -- item: cancellation leaves nothing open ----------------------------------------------------------

@@ -110,6 +110,8 @@ class HostileServer:
     routes: dict[str, Behaviour] = field(default_factory=dict)
     default: Behaviour = field(default_factory=lambda: behaviours.respond(404, {"error": "no route"}))
     requests: list[Request] = field(default_factory=list)
+    connections: int = 0
+    """TCP connections accepted so far (keep-alive reuse shows as fewer connections than requests)."""
     _server: asyncio.Server | None = None
     _handlers: set[asyncio.Task[None]] = field(default_factory=set)
     _arrived: asyncio.Event = field(default_factory=asyncio.Event)
@@ -148,6 +150,7 @@ class HostileServer:
         task = asyncio.current_task()
         assert task is not None
         self._handlers.add(task)
+        self.connections += 1
         try:
             while True:
                 request = await self._read(reader)

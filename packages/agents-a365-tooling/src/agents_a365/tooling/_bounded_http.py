@@ -14,6 +14,8 @@ from typing import Any
 
 import httpx
 
+from ._transport import open_response
+
 __all__ = ["BoundedResponse", "ResponseTooLargeError", "parse_json", "request_bounded"]
 
 
@@ -54,8 +56,7 @@ async def request_bounded(
     connection is closed rather than drained).
     """
     async with asyncio.timeout(max(timeout, 0.0)):
-        request = client.build_request(method, url, headers=headers, content=content, timeout=timeout)
-        response = await client.send(request, stream=True)
+        response = await open_response(client, method, url, headers=headers, content=content, timeout=timeout)
         try:
             declared = response.headers.get("Content-Length", "")
             if declared.isascii() and declared.isdigit() and int(declared) > max_bytes:

@@ -9,13 +9,14 @@ dropped connection to ``ConnectTimeout``, which would read as "did not answer").
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
 
 import aiohttp
 import httpx
 from httpx_aiohttp import AiohttpTransport
 
-__all__ = ["CoreTransport"]
+__all__ = ["CoreClient", "CoreTransport", "open_response"]
 
 
 def _mapped(exc: BaseException, request: httpx.Request) -> BaseException | None:
@@ -49,6 +50,14 @@ class _MappedStream(httpx.AsyncByteStream):
 
 
 class CoreTransport(AiohttpTransport):
+    def get_client(self) -> aiohttp.ClientSession:
+        session = super().get_client()
+        # Never keep cookies: the pool serves every user, and a cookie one server set for one user's
+        # request must not ride on another user's. (A private attribute, set before the first request:
+        # the library builds the session itself and offers no cookie-jar option.)
+        session._cookie_jar = aiohttp.DummyCookieJar()
+        return session
+
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         try:
             response = await super().handle_async_request(request)
@@ -59,3 +68,45 @@ class CoreTransport(AiohttpTransport):
             raise mapped from exc
         response.stream = _MappedStream(response.stream, request)  # type: ignore[arg-type]
         return response
+
+
+class CoreClient(httpx.AsyncClient):
+    """The service's own client: its requests go straight to :class:`CoreTransport` (see :func:`open_response`)."""
+
+    def __init__(self, *, transport: CoreTransport, **kwargs: Any) -> None:
+        super().__init__(transport=transport, **kwargs)
+        self.core_transport = transport
+
+
+_ACCEPT_ENCODING = "gzip, deflate"  # what httpx decodes without optional packages
+
+
+async def open_response(
+    client: httpx.AsyncClient,
+    method: str,
+    url: str | httpx.URL,
+    *,
+    headers: Mapping[str, str],
+    timeout: float,
+    content: bytes | None = None,
+) -> httpx.Response:
+    """Send one request and return the response with its body unread (close it).
+
+    On the service's own :class:`CoreClient` the request goes to its transport directly: no cookie jar
+    (nothing stored, nothing sent), no redirects, no default headers merged; about half of httpx's CPU
+    per request, which the core pays on every send and every listing (docs/performance.md). Any other
+    client (one a user passed in) is used as httpx's API says, with its own policies.
+    """
+    if not isinstance(client, CoreClient):
+        request = client.build_request(method, url, headers=dict(headers), content=content, timeout=timeout)
+        return await client.send(request, stream=True)
+    if not any(name.lower() == "accept-encoding" for name in headers):
+        headers = {**headers, "accept-encoding": _ACCEPT_ENCODING}
+    request = httpx.Request(
+        method,
+        url,
+        headers=headers,
+        content=content,
+        extensions={"timeout": {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}},
+    )
+    return await client.core_transport.handle_async_request(request)

@@ -44,6 +44,7 @@ class ToolingConfiguration(RuntimeConfiguration):
     ``token_exchange_timeout``              ``A365_TOKEN_EXCHANGE_TIMEOUT``             ``request_timeout``
     ``max_gateway_response_bytes``          ``A365_MAX_GATEWAY_RESPONSE_BYTES``         4 MiB
     ``max_rtp_response_bytes``              ``A365_MAX_RTP_RESPONSE_BYTES``             8 KiB
+    ``max_mcp_response_bytes``              ``A365_MAX_MCP_RESPONSE_BYTES``             16 MiB
     ``mcp_session_idle_timeout``            ``A365_MCP_SESSION_IDLE_TIMEOUT``           60 s (0: no reuse)
     ``max_mcp_sessions``                    ``A365_MAX_MCP_SESSIONS``                   64 kept open
     ======================================  ==========================================  ==========
@@ -58,7 +59,8 @@ class ToolingConfiguration(RuntimeConfiguration):
     of the ``chat_history_concurrency`` slots, so a slow but healthy endpoint does not fail the
     sends queued behind it. ``token_exchange_timeout`` bounds one ``exchange_token`` call. A
     response body beyond ``max_gateway_response_bytes`` (discovery) or ``max_rtp_response_bytes``
-    (threat protection) is not read further and the request fails. An extension that keeps MCP sessions
+    (threat protection) is not read further and the request fails; so is an answer to the core's MCP
+    listing (``initialize``, a ``tools/list`` page) beyond ``max_mcp_response_bytes``. An extension that keeps MCP sessions
     open across tool calls and turns (the LangChain extension's per-call tools) closes one unused for
     ``mcp_session_idle_timeout`` and keeps at most ``max_mcp_sessions`` open.
     """
@@ -87,6 +89,9 @@ class ToolingConfiguration(RuntimeConfiguration):
         "A365_MAX_GATEWAY_RESPONSE_BYTES", 4 * 1024 * 1024, lambda v: int(v.strip())
     )
     max_rtp_response_bytes = Setting("A365_MAX_RTP_RESPONSE_BYTES", 8 * 1024, lambda v: int(v.strip()))
+    max_mcp_response_bytes = Setting(
+        "A365_MAX_MCP_RESPONSE_BYTES", 16 * 1024 * 1024, lambda v: int(v.strip())
+    )
     mcp_session_idle_timeout = Setting("A365_MCP_SESSION_IDLE_TIMEOUT", 60.0, parse_float)
     max_mcp_sessions = Setting("A365_MAX_MCP_SESSIONS", 64, lambda v: int(v.strip()))
 
@@ -111,6 +116,7 @@ class ToolingConfiguration(RuntimeConfiguration):
         token_exchange_timeout: Override[float] | None = None,
         max_gateway_response_bytes: Override[int] | None = None,
         max_rtp_response_bytes: Override[int] | None = None,
+        max_mcp_response_bytes: Override[int] | None = None,
         mcp_session_idle_timeout: Override[float] | None = None,
         max_mcp_sessions: Override[int] | None = None,
         cluster_category: Override[str] | None = None,
@@ -138,6 +144,7 @@ class ToolingConfiguration(RuntimeConfiguration):
             _token_exchange_timeout=token_exchange_timeout,
             max_gateway_response_bytes=max_gateway_response_bytes,
             max_rtp_response_bytes=max_rtp_response_bytes,
+            max_mcp_response_bytes=max_mcp_response_bytes,
             mcp_session_idle_timeout=mcp_session_idle_timeout,
             max_mcp_sessions=max_mcp_sessions,
         )

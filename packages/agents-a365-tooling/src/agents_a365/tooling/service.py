@@ -21,7 +21,7 @@ from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextL
 from ._discovery import Discovery
 from ._mcp_client import list_server_tools
 from ._threat_protection import ThreatProtection
-from ._transport import CoreTransport
+from ._transport import CoreClient, CoreTransport
 from ._urls import validate_token_url
 from .configuration import ToolingConfiguration
 from .mcp_http import shared_ssl_context
@@ -82,7 +82,7 @@ class McpToolServerConfigurationService:
             limits = httpx.Limits(
                 max_connections=cfg.max_connections, max_keepalive_connections=cfg.max_connections
             )
-            self._client = httpx.AsyncClient(
+            self._client = CoreClient(
                 # aiohttp's pool under httpx's API: httpcore's pool scans cost more CPU than the send.
                 transport=CoreTransport(verify=shared_ssl_context(), limits=limits),
                 timeout=httpx.Timeout(cfg.request_timeout),
@@ -139,7 +139,12 @@ class McpToolServerConfigurationService:
 
     # -- MCP -------------------------------------------------------------------------------
     async def get_mcp_client_tools(self, server_name: str, server_config: MCPServerConfig) -> list[Tool]:
-        """Connect to one server with the official MCP client and list its tools."""
+        """List one server's tools (every page), always from the server.
+
+        Within ``request_timeout`` in total, each answer capped at ``max_mcp_response_bytes``, over
+        this service's pooled HTTP client; ``McpServerConnectionError`` naming the server when it
+        cannot be listed.
+        """
         if not server_name:
             raise ValueError("server_name is required")
         if server_config is None:
@@ -149,7 +154,29 @@ class McpToolServerConfigurationService:
             allow_insecure_http=self.configuration.allow_insecure_http,
             what=f"MCP server {server_name!r}",
         )
-        return await list_server_tools(server_name, server_config, timeout=self.configuration.request_timeout)
+        cfg = self.configuration
+        return await list_server_tools(
+            server_name,
+            server_config,
+            client=self.http_client,
+            timeout=cfg.request_timeout,
+            max_bytes=cfg.max_mcp_response_bytes,
+        )
+
+    async def list_mcp_tools(self, server: MCPServerConfig) -> list[Tool]:
+        """``server``'s tools from :attr:`tool_definitions` when fresh, else listed and cached.
+
+        The cache key is the server's URL and all its request headers (so its token): one user's
+        entry never serves another. What extensions call at registration; failed listings are not cached.
+        """
+        if not isinstance(server, MCPServerConfig):
+            raise TypeError("server must be an MCPServerConfig")
+        cached = self.tool_definitions.get(server.url, server.headers)
+        if cached is not None:
+            return list(cached)
+        tools = await self.get_mcp_client_tools(server.mcp_server_name, server)
+        self.tool_definitions.put(server.url, server.headers, tools)
+        return tools
 
     # -- threat protection -----------------------------------------------------------------
     async def send_chat_history(

@@ -37,10 +37,11 @@ from mcp.types import Tool as McpTool
 from agents_a365.tooling import (
     MCPServerConfig,
     McpServerConnectionError,
+    McpToolServerConfigurationService,
     ToolDefinitionCache,
     mcp_http_client_factory,
 )
-from agents_a365.tooling.extensibility import list_all_tools, scrubbed
+from agents_a365.tooling.extensibility import scrubbed
 
 from ._session_pool import McpSessionPool, PooledSession
 from ._telemetry import TracedMCPClient, traced_tool_calls
@@ -85,8 +86,13 @@ def describe_failure(exc: BaseException) -> str:
     # never risk a token.
     if isinstance(exc, BaseExceptionGroup):
         return ", ".join(sorted({describe_failure(e) for e in exc.exceptions}))
+    if isinstance(exc, McpServerConnectionError) and exc.__cause__ is not None:
+        return describe_failure(exc.__cause__)  # the core's listing failed: say why
     if isinstance(exc, httpx.HTTPStatusError):
         return f"HTTP {exc.response.status_code}"
+    status = getattr(exc, "status_code", None)  # the core's listing errors carry the HTTP status
+    if isinstance(status, int):
+        return f"HTTP {status}"
     return type(exc).__name__
 
 
@@ -212,7 +218,7 @@ def done(loop: asyncio.AbstractEventLoop, tools: list[BaseTool]) -> asyncio.Futu
 async def load_tools_per_call(
     client: MultiServerMCPClient,
     servers: Sequence[MCPServerConfig],
-    cache: ToolDefinitionCache,
+    core: McpToolServerConfigurationService,
     *,
     timeout: float,
     skip_unreachable: bool = False,
@@ -221,10 +227,12 @@ async def load_tools_per_call(
     """Each server's tools, calling through ``pool``'s sessions (or, without a pool, one session per call).
 
     Servers with cached definitions (same URL and headers, within the cache's TTL) cost no MCP
-    request at all; the others are listed concurrently within ``timeout`` (one session each, every
-    page) and their definitions cached. A cached server that has become unreachable is not
-    noticed here: its tools fail when called (and the entry is invalidated).
+    request at all; the others are listed concurrently within ``timeout`` by the tooling core
+    (``list_mcp_tools``: plain requests on its pooled client, no MCP session objects) and their
+    definitions cached. A cached server that has become unreachable is not noticed here: its
+    tools fail when called (and the entry is invalidated).
     """
+    cache = core.tool_definitions
     loop = asyncio.get_running_loop()
     results: dict[str, asyncio.Future[list[BaseTool]]] = {}
     tasks: list[asyncio.Task[list[BaseTool]]] = []
@@ -243,12 +251,8 @@ async def load_tools_per_call(
         )
 
     async def list_server(server: MCPServerConfig) -> list[BaseTool]:
-        async with client.session(server.mcp_server_name) as session:
-            definitions = await list_all_tools(session)
-        logger.debug(
-            "MCP session %r opened and closed to list %d tool(s)", server.mcp_server_name, len(definitions)
-        )
-        cache.put(server.url, server.headers, definitions)
+        definitions = await core.list_mcp_tools(server)  # cached by the core
+        logger.debug("MCP server %r listed: %d tool(s)", server.mcp_server_name, len(definitions))
         return per_call_tools(server, definitions)
 
     for server in servers:

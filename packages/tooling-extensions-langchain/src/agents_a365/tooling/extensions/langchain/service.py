@@ -160,7 +160,7 @@ class McpToolRegistrationService(ChatHistorySends):
         connected = await load_tools_per_call(
             client,
             servers,
-            self.configuration_service.tool_definitions,
+            self.configuration_service,
             timeout=timeout,
             skip_unreachable=skip_unreachable,
             pool=self.session_pool,

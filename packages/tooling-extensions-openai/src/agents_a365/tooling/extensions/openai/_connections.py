@@ -10,12 +10,12 @@ from typing import Self
 
 from agents.mcp import MCPServer, MCPServerManager, MCPServerStreamableHttp
 
-from agents_a365.tooling import MCPServerConfig, McpServerConnectionError
+from agents_a365.tooling import MCPServerConfig, McpServerConnectionError, McpToolServerConfigurationService
 from agents_a365.tooling.extensibility import scrub
 
 from ._server import A365MCPServer
 
-__all__ = ["McpServerConnections"]
+__all__ = ["McpServerConnections", "list_ahead"]
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +29,59 @@ def _describe(exc: BaseException) -> str:
     # Token-shaped text inside foreign error messages (defence in depth: the SDK redacts too).
     text = scrub(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _failure(name: str, url: str | None, exc: BaseException | None) -> McpServerConnectionError:
+    where = f" at {url}" if url else ""
+    # The core's listing error names the server already: describe what caused it.
+    cause = exc.__cause__ if isinstance(exc, McpServerConnectionError) and exc.__cause__ else exc
+    text = _describe(cause) if cause is not None else "connection failed"
+    error = McpServerConnectionError(
+        f"MCP server {name!r}{where} could not be connected: {text}", server_name=name, url=url
+    )
+    if exc is not None:
+        error.__cause__ = exc
+    return error
+
+
+def _raise_first(failures: list[McpServerConnectionError]) -> None:
+    first = failures[0]
+    if len(failures) > 1:
+        others = ", ".join(repr(f.server_name) for f in failures[1:])
+        raise McpServerConnectionError(
+            f"{first} (also failed: {others})", server_name=first.server_name, url=first.url
+        ) from first.__cause__
+    raise first
+
+
+async def list_ahead(
+    core: McpToolServerConfigurationService,
+    configs: Sequence[MCPServerConfig],
+    *,
+    skip_unreachable: bool,
+) -> tuple[list[MCPServerConfig], list[McpServerConnectionError]]:
+    """List every server's tools with the tooling core, concurrently, into its tool-definition cache.
+
+    The servers then register lazily (:class:`A365MCPServer` connects on its first call), so a cold
+    turn costs the listing only: plain requests on the core's pooled client rather than an MCP session
+    per server. Returns the servers listed and, with ``skip_unreachable``, one error per server left out;
+    without it the first failure raises (naming the others).
+    """
+    outcomes = await asyncio.gather(*(core.list_mcp_tools(c) for c in configs), return_exceptions=True)
+    listed: list[MCPServerConfig] = []
+    failures: list[McpServerConnectionError] = []
+    for config, outcome in zip(configs, outcomes, strict=True):
+        if isinstance(outcome, BaseException):
+            if not isinstance(outcome, Exception):
+                raise outcome  # a cancellation of a listing is ours
+            failures.append(_failure(config.mcp_server_name, config.url, outcome))
+        else:
+            listed.append(config)
+    if failures and not skip_unreachable:
+        _raise_first(failures)
+    for failure in failures:
+        logger.warning("skipping MCP server %r: %s", failure.server_name, failure)
+    return listed, failures
 
 
 class McpServerConnections:
@@ -79,16 +132,9 @@ class McpServerConnections:
 
     def _error(self, server: MCPServer, exc: BaseException | None) -> McpServerConnectionError:
         config = self._configs.get(server)
-        name = config.mcp_server_name if config else server.name
-        url = config.url if config else None
-        where = f" at {url}" if url else ""
-        cause = _describe(exc) if exc is not None else "connection failed"
-        error = McpServerConnectionError(
-            f"MCP server {name!r}{where} could not be connected: {cause}", server_name=name, url=url
+        return _failure(
+            config.mcp_server_name if config else server.name, config.url if config else None, exc
         )
-        if exc is not None:
-            error.__cause__ = exc
-        return error
 
     async def connect(self, *, skip_unreachable: bool = False) -> list[MCPServer]:
         """Connect every server concurrently and return the connected ones.
@@ -123,16 +169,10 @@ class McpServerConnections:
         failures = [self._error(server, errors.get(server)) for server in self._manager.failed_servers]
         if failures and not skip_unreachable:
             await self.aclose()
-            first = failures[0]
-            if len(failures) > 1:
-                others = ", ".join(repr(f.server_name) for f in failures[1:])
-                raise McpServerConnectionError(
-                    f"{first} (also failed: {others})", server_name=first.server_name, url=first.url
-                ) from first.__cause__
-            raise first
+            _raise_first(failures)
         for failure in failures:
             logger.warning("skipping MCP server %r: %s", failure.server_name, failure)
-        self.skipped = failures
+        self.skipped = [*self.skipped, *failures]
         # The Runner lists tools server by server; list them all at once now instead
         # (cache_tools_list=True keeps the result for the run).
         cached = [s for s in self.servers if getattr(s, "cache_tools_list", False)]

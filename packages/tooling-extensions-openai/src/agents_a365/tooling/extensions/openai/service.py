@@ -13,6 +13,7 @@ from agents.memory import Session
 
 from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextLike
 from agents_a365.tooling import (
+    McpServerConnectionError,
     McpToolServerConfigurationService,
     ToolingConfiguration,
     ToolOptions,
@@ -20,7 +21,7 @@ from agents_a365.tooling import (
 from agents_a365.tooling.extensibility import check_limit
 from agents_a365.tooling.extension_base import ExtensionServiceBase
 
-from ._connections import McpServerConnections
+from ._connections import McpServerConnections, list_ahead
 from ._conversion import to_chat_history_messages
 from ._servers import RESERVED_SERVER_OPTIONS, build_server, new_servers
 
@@ -193,6 +194,15 @@ class McpToolRegistrationService(ExtensionServiceBase):
             return agent.clone(mcp_servers=existing), None
         timeout = self.configuration.request_timeout
         tool_cache = self.configuration_service.tool_definitions
+        skipped: list[McpServerConnectionError] = []
+        if tool_cache.enabled and (server_options or {}).get("cache_tools_list", True):
+            # Listed by the core (one pooled client, no MCP session per server); each server then
+            # connects on its first call, as on a warm turn.
+            configs, skipped = await list_ahead(
+                self.configuration_service, configs, skip_unreachable=skip_unreachable
+            )
+            if not configs:
+                return agent.clone(mcp_servers=existing), None
         connections = McpServerConnections(
             [
                 (cfg, build_server(cfg, timeout=timeout, options=server_options, tool_cache=tool_cache))
@@ -201,6 +211,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
             connect_timeout=timeout,
             cleanup_timeout=timeout,
         )
+        connections.skipped = skipped
         self._live.add(connections)
         connections.on_close(self._live.discard)
         connected = await connections.connect(skip_unreachable=skip_unreachable)
