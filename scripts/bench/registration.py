@@ -30,6 +30,7 @@ import logging
 import time
 from typing import Any
 
+import aiohttp
 from _common import (
     SERVER_COUNTS,
     Samples,
@@ -43,6 +44,7 @@ from _common import (
     table,
     verdict,
 )
+from _floor import emulator_cpu, floor_listing
 from _otel_modes import MODES as OTEL_MODES
 from _otel_modes import otel_mode
 from agents import Agent, RunContextWrapper
@@ -67,16 +69,22 @@ CPU: dict[
 ] = {}  # this process's CPU seconds of the last measured call (ours only, not the emulator's)
 
 
+EMULATOR_PID = 0  # the emulator process, whose CPU is measured around the LangChain registrations
+
+
 async def lc_register(service: LangChainService, auth: Any, n: int, user: str) -> tuple[float, int]:
     model = GenericFakeChatModel(messages=iter([]))
     turn = make_turn(agent_id_for(n), user)
     gc.collect()  # a full collection must not land inside one side's measurement
+    e0 = emulator_cpu(EMULATOR_PID)
     t0, c0 = time.perf_counter(), time.process_time()
     agent = await service.add_tool_servers_to_agent(
         auth, "AGENTIC", turn, agent_options={"model": model, "tools": []}
     )
     elapsed = time.perf_counter() - t0
     CPU["lc"] = time.process_time() - c0
+    e1 = emulator_cpu(EMULATOR_PID)
+    CPU["emu"] = e1 - e0 if e0 is not None and e1 is not None else float("nan")
     tools = agent.nodes["tools"].bound.tools_by_name if "tools" in agent.nodes else {}
     return elapsed, len(tools)
 
@@ -127,7 +135,9 @@ async def main() -> None:
     )
     s = Samples()
     tool_counts: dict[str, int] = {}
+    global EMULATOR_PID
     with emulator_process(latency_ms=args.latency_ms) as emu:
+        EMULATOR_PID = emu.process.pid
         print(f"emulator {emu.base_url} (own process), {args.latency_ms:g} ms added per gateway/MCP response")
         cfg = ToolingConfiguration(mcp_platform_endpoint=emu.base_url, use_tooling_manifest=False)
         cfg2 = ToolingConfiguration(mcp_platform_endpoint=emu.base_url, use_tooling_manifest=False)
@@ -137,6 +147,7 @@ async def main() -> None:
             LangChainService(configuration=cfg) as lc,
             OpenAIService(configuration=cfg2) as oa,
             ms_worker(emu) as msw,
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(keepalive_timeout=4)) as raw,
         ):
             # Warm-up (imports, first connections), not measured.
             for n in (1, 2 if 2 in SERVER_COUNTS else 1):
@@ -144,12 +155,14 @@ async def main() -> None:
                 await oa_register(oa, auth, n, new_user())
                 await msw.call("register", agent_id=agent_id_for(n), user=new_user())
                 await plain_get_tools(emu.base_url, platform_token, n)
+                await floor_listing(raw, emu.base_url, platform_token, n)
             for _ in range(args.rounds):
                 for n in SERVER_COUNTS:
                     user = new_user()
                     t, k = await lc_register(lc, auth, n, user)
                     s.add(f"lc_cold_{n}", t)
                     s.add(f"lc_cpu_{n}", CPU["lc"])
+                    s.add(f"emu_cpu_{n}", CPU["emu"])
                     tool_counts[f"lc_{n}"] = k
                     t, k = await lc_register(lc, auth, n, user)
                     s.add(f"lc_warm_{n}", t)
@@ -173,6 +186,13 @@ async def main() -> None:
                     s.add(f"plain_{n}", t)
                     tool_counts[f"plain_{n}"] = k
 
+                    gc.collect()
+                    t0, c0 = time.perf_counter(), time.process_time()
+                    k = await floor_listing(raw, emu.base_url, platform_token, n)
+                    s.add(f"floor_{n}", time.perf_counter() - t0)
+                    s.add(f"floor_cpu_{n}", time.process_time() - c0)
+                    tool_counts[f"floor_{n}"] = k
+
                 for mode in OTEL_MODES:  # issue 19: the telemetry hooks, absent / no provider / on
                     with otel_mode(mode):
                         t, _ = await lc_register(lc, auth, 8, new_user())
@@ -191,6 +211,7 @@ async def main() -> None:
                 str(n),
                 ms(s.med(f"lc_cold_{n}")),
                 ms(s.med(f"lc_cpu_{n}") / n),
+                ms(s.med(f"emu_cpu_{n}") / n),
                 ms(s.med(f"lc_warm_{n}")),
                 ms(s.med(f"oa_cold_add_{n}")),
                 ms(s.med(f"oa_cold_{n}")),
@@ -199,6 +220,8 @@ async def main() -> None:
                 ms(s.med(f"ms_add_{n}")),
                 ms(s.med(f"ms_{n}")),
                 ms(s.med(f"plain_{n}")),
+                ms(s.med(f"floor_{n}")),
+                ms(s.med(f"floor_cpu_{n}") / n),
             ]
         )
     table(
@@ -207,6 +230,7 @@ async def main() -> None:
             "servers",
             "langchain cold",
             "our CPU / server",
+            "emulator CPU / server",
             "langchain warm",
             "openai cold add",
             "openai cold add+list",
@@ -215,6 +239,8 @@ async def main() -> None:
             "microsoft add",
             "microsoft add+list",
             "plain get_tools()",
+            "floor (raw listing)",
+            "floor CPU / server",
         ],
     )
 
@@ -227,6 +253,19 @@ async def main() -> None:
         ("1", "openai cold add+list: 8 servers / 1 server", ratio("oa_cold_8", "oa_cold_1"), 1.3),
         ("15", "langchain cold: 16 servers / 1 server", ratio("lc_cold_16", "lc_cold_1"), 1.3),
         ("15", "openai cold add+list: 16 servers / 1 server", ratio("oa_cold_16", "oa_cold_1"), 1.3),
+        ("15", "floor (raw aiohttp listing): 16 servers / 1 server", ratio("floor_16", "floor_1"), None),
+        (
+            "15",
+            "added time 1 -> 16 servers, langchain cold / floor",
+            (s.med("lc_cold_16") - s.med("lc_cold_1")) / (s.med("floor_16") - s.med("floor_1")),
+            None,
+        ),
+        (
+            "15",
+            "added time 1 -> 16 servers, openai cold add+list / floor",
+            (s.med("oa_cold_16") - s.med("oa_cold_1")) / (s.med("floor_16") - s.med("floor_1")),
+            None,
+        ),
         ("15", "langchain cold: 32 servers / 1 server", ratio("lc_cold_32", "lc_cold_1"), None),
         ("15", "openai cold add+list: 32 servers / 1 server", ratio("oa_cold_32", "oa_cold_1"), None),
         ("1", "langchain cold / microsoft add+list @8", ratio("lc_cold_8", "ms_8"), 0.25),

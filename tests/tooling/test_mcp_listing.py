@@ -343,3 +343,38 @@ def test_the_sse_decoder_gives_the_same_events_however_the_stream_is_cut(
     stream = b"".join(parts)
     cuts = [c for c in cuts if c <= len(stream)]
     assert _events(stream, cuts) == [f"{text}\nsecond" for text in messages]
+
+
+async def test_a_connection_the_server_drops_is_retried_once_within_the_deadline() -> None:
+    dropped: list[str] = []
+
+    async def listing(message: dict[str, Any], request: Request, writer: asyncio.StreamWriter) -> None:
+        writer.write(_json(message["id"], {"result": {"tools": [TOOL]}}))
+        await writer.drain()
+
+    inner = _mcp(listing)
+
+    async def drop_first_notification(request: Request, writer: asyncio.StreamWriter) -> None:
+        if "id" not in json.loads(request.body) and not dropped:
+            dropped.append("initialized")
+            writer.transport.abort()  # as a server closing an idle keep-alive connection we just reused
+            return
+        await inner(request, writer)
+
+    async with HostileServer() as server:
+        server.route("/mcp", drop_first_notification)
+        tools = await _list(server)
+    assert [t.name for t in tools] == ["echo"]
+    methods = [json.loads(r.body)["method"] for r in server.requests]
+    assert methods == ["initialize", "notifications/initialized"] * 2 + ["tools/list"]
+
+
+async def test_a_server_that_always_drops_fails_after_one_retry() -> None:
+    async def drop(request: Request, writer: asyncio.StreamWriter) -> None:
+        writer.transport.abort()
+
+    async with HostileServer() as server:
+        server.route("/mcp", drop)
+        with pytest.raises(McpServerConnectionError, match="srv"):
+            await _list(server)
+    assert len(server.requests) == 2

@@ -196,54 +196,69 @@ async def list_tools_over_http(
 
     Raises ``TimeoutError`` at the deadline, :class:`McpListingError` for an answer that is not the
     tools, and ``httpx.HTTPError`` for transport failures. ``headers`` (``Authorization`` included) go
-    to ``url`` only: redirects are not followed.
+    to ``url`` only: redirects are not followed. A connection that fails on the wire (a keep-alive
+    connection the server closed as it was reused) is retried once, within the same deadline.
     """
     base = {**headers, "accept": "application/json, text/event-stream", "content-type": "application/json"}
-    session_id: str | None = None
     target = _Target(client, url, timeout)
+    hello = {"name": client_name, "version": client_version}
+    sessions: list[str] = []  # every session the server opened for us: ended at the end
     try:
         async with asyncio.timeout(max(timeout, 0.0)):
-            init: dict[str, Any] = {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": PROTOCOL_VERSIONS[0],
-                    "capabilities": {},
-                    "clientInfo": {"name": client_name, "version": client_version},
-                },
-            }
-            result, answer_headers = await _request(target, base, init, max_bytes)
-            version = result.get("protocolVersion")
-            if version not in PROTOCOL_VERSIONS:
-                raise McpListingError(f"unsupported MCP protocol version {str(version)[:40]!r}")
-            session_id = answer_headers.get(_SESSION)
-            session = {**base, _VERSION: version, **({_SESSION: session_id} if session_id else {})}
-            await _notify(target, session, "notifications/initialized")
-            tools: list[Tool] = []
-            cursor: str | None = None
-            for page in range(1, max_pages + 1):
-                params = {"cursor": cursor} if cursor else {}
-                request = {"jsonrpc": "2.0", "id": page, "method": "tools/list", "params": params}
-                result, _ = await _request(target, session, request, max_bytes)
-                raw = result.get("tools")
-                if not isinstance(raw, list):
-                    raise McpListingError("tools/list: the result has no list of tools")
-                try:
-                    tools.extend(Tool.model_validate(item) for item in raw)
-                except ValueError as exc:  # pydantic's ValidationError; its text may quote the input
-                    raise McpListingError(
-                        f"tools/list: a tool definition is invalid ({type(exc).__name__})"
-                    ) from None
-                next_cursor = result.get("nextCursor")
-                cursor = next_cursor if isinstance(next_cursor, str) and next_cursor else None
-                if cursor is None:
-                    logger.debug("listed %d tool(s) at %s in %d page(s)", len(tools), url, page)
-                    return tools
-            raise McpListingError(f"tools/list returned more than {max_pages} pages")
+            try:
+                return await _list_once(target, base, hello, sessions, max_bytes, max_pages)
+            except httpx.TransportError as exc:
+                if isinstance(exc, httpx.TimeoutException):
+                    raise
+                logger.debug("listing %s failed on the wire (%s): once more", url, type(exc).__name__)
+                return await _list_once(target, base, hello, sessions, max_bytes, max_pages)
     finally:
-        if session_id and not _cancelling():
-            await _end_session(target, {**base, _SESSION: session_id})
+        if sessions and not _cancelling():
+            await asyncio.gather(*(_end_session(target, {**base, _SESSION: sid}) for sid in sessions))
+
+
+async def _list_once(
+    target: _Target,
+    base: dict[str, str],
+    hello: dict[str, str],
+    sessions: list[str],
+    max_bytes: int,
+    max_pages: int,
+) -> list[Tool]:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": PROTOCOL_VERSIONS[0], "capabilities": {}, "clientInfo": hello},
+    }
+    result, answer_headers = await _request(target, base, init, max_bytes)
+    version = result.get("protocolVersion")
+    session_id = answer_headers.get(_SESSION)
+    if session_id:
+        sessions.append(session_id)
+    if version not in PROTOCOL_VERSIONS:
+        raise McpListingError(f"unsupported MCP protocol version {str(version)[:40]!r}")
+    session = {**base, _VERSION: version, **({_SESSION: session_id} if session_id else {})}
+    await _notify(target, session, "notifications/initialized")
+    tools: list[Tool] = []
+    cursor: str | None = None
+    for page in range(1, max_pages + 1):
+        params = {"cursor": cursor} if cursor else {}
+        request = {"jsonrpc": "2.0", "id": page, "method": "tools/list", "params": params}
+        result, _ = await _request(target, session, request, max_bytes)
+        raw = result.get("tools")
+        if not isinstance(raw, list):
+            raise McpListingError("tools/list: the result has no list of tools")
+        try:
+            tools.extend(Tool.model_validate(item) for item in raw)
+        except ValueError:  # pydantic's ValidationError; its text may quote the input
+            raise McpListingError("tools/list: a tool definition is invalid") from None
+        next_cursor = result.get("nextCursor")
+        cursor = next_cursor if isinstance(next_cursor, str) and next_cursor else None
+        if cursor is None:
+            logger.debug("listed %d tool(s) at %s in %d page(s)", len(tools), target.url, page)
+            return tools
+    raise McpListingError(f"tools/list returned more than {max_pages} pages")
 
 
 def _cancelling() -> bool:

@@ -80,7 +80,11 @@ class McpToolServerConfigurationService:
             self._client_loop = loop
             cfg = self.configuration
             limits = httpx.Limits(
-                max_connections=cfg.max_connections, max_keepalive_connections=cfg.max_connections
+                max_connections=cfg.max_connections,
+                max_keepalive_connections=cfg.max_connections,
+                # Under the 5 s idle timeout of Node's and uvicorn's servers: we drop an idle connection
+                # before the server does, instead of racing its close with our next request.
+                keepalive_expiry=4.0,
             )
             self._client = CoreClient(
                 # aiohttp's pool under httpx's API: httpcore's pool scans cost more CPU than the send.
