@@ -100,7 +100,9 @@ class McpToolRegistrationService(ExtensionServiceBase):
         agent are kept first, untouched (you connect and close those); a discovered server whose
         URL is already there, or listed twice, is added once.
 
-        The new servers are connected concurrently before this returns. Close them with
+        The new servers' tools are listed concurrently before this returns (by the tooling core, cached
+        per server and token); each server connects on its first call (with
+        ``server_options={"cache_tools_list": False}``, at registration). Close them with
         ``await service.close_tool_servers(returned_agent)`` when the turn ends (or use
         :meth:`connected_agent`, which does it for you).
 
