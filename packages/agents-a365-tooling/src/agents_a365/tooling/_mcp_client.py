@@ -11,11 +11,10 @@ from ._mcp_listing import list_tools_over_http
 from ._redact import describe_error
 from ._telemetry_hooks import traced_mcp_listing
 from .errors import McpServerConnectionError
+from .headers import TOOLING_DISTRIBUTION
 from .models import MCPServerConfig
 
-__all__ = ["TOOLING_DISTRIBUTION", "list_server_tools"]
-
-TOOLING_DISTRIBUTION = "agents-a365-tooling"
+__all__ = ["list_server_tools"]
 
 
 @traced_mcp_listing
