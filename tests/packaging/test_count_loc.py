@@ -16,7 +16,8 @@ SCRIPT = ROOT / "scripts/count_loc.py"
 
 def load() -> ModuleType:
     spec = importlib.util.spec_from_file_location("count_loc", SCRIPT)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
