@@ -49,7 +49,13 @@ async def test_gateway_accepts_api_uri_audience(emulator: Emulator, http: httpx.
         (lambda emu: None, "missing_token"),
         (lambda emu: "Basic abc", "missing_token"),
         (lambda emu: "Bearer garbage", "malformed"),
-        (lambda emu: "Bearer " + TokenIssuer("other").mint(PLATFORM_AUDIENCE, app_id="a"), "bad_signature"),
+        (
+            lambda emu: (
+                "Bearer "
+                + TokenIssuer("another-secret-of-at-least-32-bytes").mint(PLATFORM_AUDIENCE, app_id="a")
+            ),
+            "bad_signature",
+        ),
         (lambda emu: "Bearer " + emu.platform_token(expires_in=-1), "expired"),
         (lambda emu: "Bearer " + emu.issuer.mint("api://a365-calendar", app_id="a"), "wrong_audience"),
     ],

@@ -1,16 +1,13 @@
-"""Minting and verifying the emulator's JWTs (compact HS256, hand-rolled with :mod:`hmac`)."""
+"""Minting and verifying the emulator's JWTs (HS256, with PyJWT)."""
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
-import hmac
-import json
 import secrets
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
+
+import jwt
 
 from agents_a365.emulator.constants import DEFAULT_TENANT_ID
 
@@ -18,7 +15,16 @@ __all__ = ["InvalidTokenError", "TokenIssuer", "TokenRejection"]
 
 TokenRejection = Literal["malformed", "bad_signature", "expired", "wrong_audience"]
 
-_HEADER = {"alg": "HS256", "typ": "JWT"}
+# What verify() checks: the signature, a numeric exp in the future and the audience (not nbf/iat, so a
+# token minted with any claims a test wants is accepted until it expires).
+_CHECKS = {
+    "require": ["exp"],
+    "verify_nbf": False,
+    "verify_iat": False,
+    "verify_iss": False,
+    "verify_sub": False,
+    "verify_jti": False,
+}
 
 
 class InvalidTokenError(ValueError):
@@ -28,19 +34,6 @@ class InvalidTokenError(ValueError):
         super().__init__(message)
         self.reason: TokenRejection = reason
         self.message = message
-
-
-def _b64encode(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def _b64decode(segment: str) -> bytes:
-    padded = segment + "=" * (-len(segment) % 4)
-    return base64.urlsafe_b64decode(padded.encode("ascii"))
-
-
-def _json_segment(value: Mapping[str, Any]) -> str:
-    return _b64encode(json.dumps(value, separators=(",", ":"), sort_keys=True).encode("utf-8"))
 
 
 class TokenIssuer:
@@ -89,8 +82,7 @@ class TokenIssuer:
             payload["idtyp"] = "app"
         if claims:
             payload.update(claims)
-        signing_input = f"{_json_segment(_HEADER)}.{_json_segment(payload)}"
-        return f"{signing_input}.{self._sign(signing_input)}"
+        return jwt.encode(payload, self._secret, algorithm="HS256")
 
     def verify(self, token: str, audience: str | Iterable[str]) -> dict[str, Any]:
         """Check ``token`` and return its claims.
@@ -98,47 +90,47 @@ class TokenIssuer:
         ``audience`` is one accepted audience or several. Raises :class:`InvalidTokenError` with reason
         ``malformed``, ``bad_signature``, ``expired`` or ``wrong_audience`` (checked in that order).
         """
-        accepted = {audience} if isinstance(audience, str) else set(audience)
-        claims = self.decode_unverified(token)
-        signing_input, _, signature = token.rpartition(".")
-        if not hmac.compare_digest(self._sign(signing_input), signature):
-            raise InvalidTokenError("bad_signature", "token signature is not valid for this emulator")
-        exp = claims.get("exp")
-        if not isinstance(exp, int | float) or isinstance(exp, bool):
-            raise InvalidTokenError("malformed", "token has no numeric 'exp' claim")
-        if exp <= time.time():
-            raise InvalidTokenError("expired", f"token expired at {int(exp)} (epoch seconds)")
-        token_audiences = claims.get("aud")
-        candidates = [token_audiences] if isinstance(token_audiences, str) else token_audiences
-        if not isinstance(candidates, list) or not accepted.intersection(
-            a for a in candidates if isinstance(a, str)
-        ):
+        accepted = [audience] if isinstance(audience, str) else sorted(audience)
+        self.decode_unverified(token)
+        try:
+            claims: dict[str, Any] = jwt.decode(
+                token,
+                self._secret,
+                algorithms=["HS256"],
+                audience=accepted,
+                options=_CHECKS,  # type: ignore[arg-type]
+            )
+        except jwt.InvalidSignatureError:
+            raise InvalidTokenError(
+                "bad_signature", "token signature is not valid for this emulator"
+            ) from None
+        except jwt.ExpiredSignatureError:
+            exp = self.decode_unverified(token)["exp"]
+            raise InvalidTokenError("expired", f"token expired at {int(exp)} (epoch seconds)") from None
+        except (jwt.InvalidAudienceError, jwt.MissingRequiredClaimError) as exc:
+            if isinstance(exc, jwt.MissingRequiredClaimError) and exc.claim != "aud":
+                raise InvalidTokenError("malformed", f"token has no {exc.claim!r} claim") from None
+            found = self.decode_unverified(token).get("aud")
             raise InvalidTokenError(
                 "wrong_audience",
-                f"token audience {token_audiences!r} is not accepted here (expected one of {sorted(accepted)})",
-            )
+                f"token audience {found!r} is not accepted here (expected one of {sorted(accepted)})",
+            ) from None
+        except jwt.InvalidTokenError as exc:  # a non-numeric exp, and anything else PyJWT rejects
+            raise InvalidTokenError("malformed", f"token is not valid: {exc}") from None
         return claims
 
     @staticmethod
     def decode_unverified(token: str) -> dict[str, Any]:
         """Decode the claims of a structurally valid token without checking signature, expiry or audience."""
-        parts = token.split(".")
-        if len(parts) != 3 or not all(parts):
+        if token.count(".") != 2 or not all(token.split(".")):
             raise InvalidTokenError(
                 "malformed", "token is not a compact JWT (expected three dot-separated parts)"
             )
         try:
-            header = json.loads(_b64decode(parts[0]))
-            claims = json.loads(_b64decode(parts[1]))
-            _b64decode(parts[2])
-        except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
+            header = jwt.get_unverified_header(token)
+            claims: dict[str, Any] = jwt.decode(token, options={"verify_signature": False})
+        except jwt.InvalidTokenError as exc:
             raise InvalidTokenError("malformed", f"token is not valid base64url JSON: {exc}") from None
-        if not isinstance(header, dict) or header.get("alg") != "HS256":
+        if header.get("alg") != "HS256":
             raise InvalidTokenError("malformed", "token header must declare alg HS256")
-        if not isinstance(claims, dict):
-            raise InvalidTokenError("malformed", "token payload is not a JSON object")
         return claims
-
-    def _sign(self, signing_input: str) -> str:
-        digest = hmac.new(self._secret, signing_input.encode("ascii", "replace"), hashlib.sha256).digest()
-        return _b64encode(digest)
