@@ -1,10 +1,12 @@
-"""Root test configuration: the emulator fixture comes from the agents-a365-emulator pytest plugin."""
+"""Root test configuration: the emulator fixture comes from the agents-a365-emulator pytest plugin (opt-in)."""
 
 from __future__ import annotations
 
 import pytest
 
 from node_tools import NODE_MISSING, Node, find_node
+
+pytest_plugins = ["agents_a365.emulator.pytest_plugin"]
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,7 @@
 """A third party's extension held to the Agent 365 extension contract: one adapter, one subclass.
 
-Run: ``pytest`` in this folder (with ``agents-a365-emulator`` installed, its pytest plugin provides the
-``emulator`` fixture). Here the "extension" is a small OpenAI Agents SDK integration written against the
+Run: ``pytest`` in this folder (with ``agents-a365-emulator`` installed; its pytest plugin, loaded by
+``addopts`` in ``pytest.ini``, provides the ``emulator`` fixture). Here the "extension" is a small OpenAI Agents SDK integration written against the
 public tooling API, as an outside author would write theirs.
 """
 

@@ -1,8 +1,9 @@
 """Pytest plugin providing the ``emulator`` fixture.
 
-Registered through the ``pytest11`` entry point of ``agents-a365-emulator``, so any test session in an
-environment where the package is installed can request ``emulator``. The emulator itself is imported lazily
-inside the fixture to keep plugin loading cheap for test sessions that never use it.
+Opt-in: installing the emulator does not load it into every test session of the environment. Load it with
+``pytest_plugins = ["agents_a365.emulator.pytest_plugin"]`` in the root ``conftest.py``, or ``-p
+agents_a365.emulator.pytest_plugin`` on the command line or in ``addopts``. The emulator itself is imported
+lazily inside the fixture to keep plugin loading cheap for test sessions that never use it.
 """
 
 from __future__ import annotations
