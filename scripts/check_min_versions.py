@@ -1,10 +1,13 @@
-"""Run one package's tests against the lowest versions its dependency ranges allow.
+"""Run one package's tests against the lowest (or, with --newest, the newest) versions its ranges allow.
 
-    uv run python scripts/check_min_versions.py <package> [--keep]
+    uv run python scripts/check_min_versions.py <package> [--newest] [--keep]
 
 1. The package's direct third-party requirements are resolved with
    ``uv pip compile --resolution lowest-direct`` (so each sits at its declared lower bound,
-   their own dependencies at the newest compatible version) and pinned.
+   their own dependencies at the newest compatible version) and pinned. With ``--newest`` nothing is
+   pinned: everything installs at the newest release the package's ranges and the test tools allow
+   (``--resolution highest``, index metadata refreshed), and the script prints which direct
+   requirement the test tools hold below the newest the package allows (the emulator keeps mcp on 1.x).
 2. A fresh venv gets the package's wheel, its workspace siblings' wheels (built from this tree
    into a local wheelhouse), those pins, and the test tools (pytest, the emulator, hosting-core). The
    contract suite runs the extensions that are installed: this one alone (the cross-extension comparisons
@@ -45,8 +48,8 @@ def run(*args: str | Path, cwd: Path = ROOT, check: bool = True) -> subprocess.C
     return done
 
 
-def lowest_pins(member: Member, work: Path) -> list[str]:
-    """``name==version`` for each direct third-party requirement, at its lowest allowed version."""
+def resolved_pins(member: Member, work: Path, resolution: str = "lowest-direct") -> list[str]:
+    """``name==version`` for each direct third-party requirement, at its lowest (or newest) allowed version."""
     workspace = {m.distribution for m in members().values()}
     direct = [r for r in member.requirements if r.name not in workspace]
     if not direct:
@@ -61,7 +64,8 @@ def lowest_pins(member: Member, work: Path) -> list[str]:
         "--no-header",
         "--no-annotate",
         "--resolution",
-        "lowest-direct",
+        resolution,
+        *(["--refresh"] if resolution == "highest" else []),
         "--python-version",
         f"{sys.version_info.major}.{sys.version_info.minor}",
         source,
@@ -81,16 +85,25 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("package")
     parser.add_argument("--keep", action="store_true", help="keep the venv (its path is printed)")
+    parser.add_argument(
+        "--newest", action="store_true", help="the newest allowed versions instead of the lowest"
+    )
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = parser.parse_args(argv)
     member = find_member(args.package)
     every = members()
-    work = Path(tempfile.mkdtemp(prefix=f"a365-min-{member.short}-"))
+    work = Path(tempfile.mkdtemp(prefix=f"a365-{'new' if args.newest else 'min'}-{member.short}-"))
     try:
-        pins = lowest_pins(member, work)
-        print(
-            f"{member.distribution}: lowest direct versions: {', '.join(pins) or '(no third-party dependencies)'}"
-        )
+        if args.newest:
+            newest, pins = resolved_pins(member, work, "highest"), []
+            print(
+                f"{member.distribution}: newest allowed: {', '.join(newest) or '(no third-party dependencies)'}"
+            )
+        else:
+            pins = resolved_pins(member, work)
+            print(
+                f"{member.distribution}: lowest direct versions: {', '.join(pins) or '(no third-party dependencies)'}"
+            )
         wheelhouse = work / "wheelhouse"
         run(UV, "build", "--all-packages", "--wheel", "--quiet", "--out-dir", wheelhouse)
         wanted = {member.short, "emulator"}
@@ -101,12 +114,19 @@ def main(argv: list[str] | None = None) -> int:
         venv = work / "venv"
         run(UV, "venv", "--quiet", "--python", sys.executable, venv)
         python = venv / "bin" / "python"
-        run(UV, "pip", "install", "--quiet", "--python", python, *wheels, *pins, *TEST_TOOLS)
+        refresh = ["--refresh"] if args.newest else []
+        run(UV, "pip", "install", "--quiet", *refresh, "--python", python, *wheels, *pins, *TEST_TOOLS)
         frozen = run(UV, "pip", "freeze", "--python", python).stdout
         installed = {canonicalize_name(p.split("==")[0]): p for p in frozen.split() if "==" in p}
         for pin in pins:
             if installed.get(canonicalize_name(pin.split("==")[0])) != pin:
                 sys.exit(f"{pin} was not installed as pinned")
+        if args.newest:
+            tested = [installed.get(canonicalize_name(p.split("==")[0]), p) for p in newest]
+            print(f"tested with: {', '.join(tested)}")
+            held = [f"{t} (newest allowed: {p})" for t, p in zip(tested, newest, strict=True) if t != p]
+            if held:
+                print(f"held back by the test tools: {', '.join(held)}")
         print(f"fresh venv: {len(installed)} distributions; running {' '.join(member.tests)}", flush=True)
         done = subprocess.run(
             [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", *member.tests, *args.pytest_args],
