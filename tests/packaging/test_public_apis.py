@@ -173,7 +173,7 @@ class ModuleChecker:
         self.rel = rel
         self.imports: dict[str, str] = {}  # local name -> absolute dotted target
         self.top_level: set[str] = set()  # module-level classes, functions and assignments: ours
-        self.own_members: set[str] = set()  # private names the classes of this module define
+        self.own_members: set[str] = set()  # private names the classes of this distribution define
         self.violations: list[Violation] = []
 
     # -- helpers --------------------------------------------------------------------------------
@@ -198,8 +198,10 @@ class ModuleChecker:
         return ".".join([target, *parts[1:]]) if target is not None else None
 
     # -- passes ---------------------------------------------------------------------------------
-    def check(self) -> list[Violation]:
+    def check(self, shared: frozenset[str] = frozenset()) -> list[Violation]:
+        """``shared``: the private names the other modules of the distribution define in their classes."""
         self.collect()
+        self.own_members |= shared
         self.check_imports()
         for node in self.tree.body:
             self.visit(node, cls=None, receivers=frozenset(), params={})
@@ -219,15 +221,24 @@ class ModuleChecker:
                 for alias in node.names:
                     self.imports[alias.asname or alias.name] = f"{base}.{alias.name}"
             elif isinstance(node, ast.ClassDef):
-                for item in ast.walk(node):
-                    if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                        if item is not node and is_private(item.name):
-                            self.own_members.add(item.name)
-                    elif isinstance(item, ast.Attribute) and isinstance(item.ctx, ast.Store):
-                        if isinstance(item.value, ast.Name) and item.value.id in ("self", "cls"):
-                            self.own_members.add(item.attr)
-                    elif isinstance(item, ast.Name) and isinstance(item.ctx, ast.Store):
-                        self.own_members.add(item.id)
+                for statement in node.body:  # methods, nested classes, class attributes
+                    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                        self.own_members.add(statement.name)
+                    elif isinstance(statement, ast.Assign | ast.AnnAssign):
+                        targets = (
+                            statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                        )
+                        self.own_members |= {
+                            n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)
+                        }
+                for item in ast.walk(node):  # self._x = ... in its methods
+                    if (
+                        isinstance(item, ast.Attribute)
+                        and isinstance(item.ctx, ast.Store)
+                        and isinstance(item.value, ast.Name)
+                        and item.value.id in ("self", "cls")
+                    ):
+                        self.own_members.add(item.attr)
         for node in self.tree.body:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 self.top_level.add(node.name)
@@ -348,7 +359,7 @@ class ModuleChecker:
                 target = self.resolve(annotation.split("[")[0].split(" | ")[0].split("."))
                 if (target is not None and self.is_ours(target)) or annotation in self.top_level:
                     return
-        if attr in self.own_members:  # e.g. other._x in a method of the class that defines _x
+        if attr in self.own_members:  # e.g. other._x in a method of the class that defines _x, or a sibling's
             return
         self.flag(node, f"{ast.unparse(receiver)}.{attr}")
 
@@ -413,24 +424,38 @@ def modules() -> Iterator[tuple[Path, Distribution]]:
 
 
 def all_violations() -> list[Violation]:
-    found = []
+    checkers = []
     for path, dist in modules():
         parts = path.relative_to(dist.src).with_suffix("").parts
         is_package = parts[-1] == "__init__"
         module = ".".join(parts[:-1] if is_package else parts)
         source = path.read_text(encoding="utf-8")
         rel = path.relative_to(PACKAGES).as_posix()
-        found += ModuleChecker(dist, module, source, rel=rel, is_package=is_package).check()
-    return found
+        checkers.append(ModuleChecker(dist, module, source, rel=rel, is_package=is_package))
+    shared: dict[str, set[str]] = {}  # distribution -> the private names its classes define
+    for checker in checkers:
+        checker.collect()
+        shared.setdefault(checker.dist.folder, set()).update(checker.own_members)
+    return [v for c in checkers for v in c.check(frozenset(shared[c.dist.folder]))]
 
 
 SAMPLE_MODULE = "agents_a365.tooling.extensions.openai.sample"
 
 
-def checked_source(source: str) -> list[str]:
+def checked_source(source: str, shared: frozenset[str] = frozenset()) -> list[str]:
     """What the checker finds in a snippet, as if it were a module of the OpenAI extension."""
     dist = next(d for d in DISTRIBUTIONS if d.package == "agents_a365.tooling.extensions.openai")
-    return [v.what for v in ModuleChecker(dist, SAMPLE_MODULE, source, rel="sample.py").check()]
+    return [v.what for v in ModuleChecker(dist, SAMPLE_MODULE, source, rel="sample.py").check(shared)]
+
+
+def test_private_names_of_the_distributions_own_classes() -> None:
+    source = "def f(pool):\n    return pool._sessions"
+    assert checked_source(source) == ["pool._sessions"]
+    assert (
+        checked_source(source, shared=frozenset({"_sessions"})) == []
+    )  # defined by a class of a sibling module
+    # The whole tree: every distribution's classes, imported for their bases, without error.
+    assert {v.file.split("/")[0] for v in all_violations()} <= {d.folder for d in DISTRIBUTIONS}
 
 
 def test_no_private_api_of_another_distribution() -> None:
@@ -490,6 +515,8 @@ def test_allow_list_stays_short_and_explained() -> None:
             [],
         ),
         ("from . import _server\n_server._private()", []),
+        # A method's local variable is not a member of its class.
+        ("class A:\n    def m(self):\n        _y = 1\n\n\ndef f(x):\n    return x._y", ["x._y"]),
         ("from agents_a365.tooling import service\nservice._x", ["agents_a365.tooling.service._x"]),
         ("from __future__ import annotations\ndef f(x: A):\n    return x._y\nclass A:\n    _y = 1", []),
         # Subclasses of another distribution's class: its private members are not ours.
