@@ -8,13 +8,12 @@ Here the whole exchange (connect, status line, headers, every body byte) runs un
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
-
-from ._transport import open_response
 
 __all__ = ["BoundedResponse", "ResponseTooLargeError", "parse_json", "request_bounded"]
 
@@ -38,6 +37,10 @@ class BoundedResponse:
         return 200 <= self.status_code < 300
 
 
+# Parsing a URL is a fifth of httpx's CPU per request; the core sends to a handful of URLs (immutable objects).
+_url = functools.lru_cache(maxsize=256)(httpx.URL)
+
+
 async def request_bounded(
     client: httpx.AsyncClient,
     method: str,
@@ -55,21 +58,20 @@ async def request_bounded(
     ``httpx.HTTPError`` for transport failures. ``read_body=False`` skips the body (the
     connection is closed rather than drained).
     """
-    async with asyncio.timeout(max(timeout, 0.0)):
-        response = await open_response(client, method, url, headers=headers, content=content, timeout=timeout)
-        try:
-            declared = response.headers.get("Content-Length", "")
-            if declared.isascii() and declared.isdigit() and int(declared) > max_bytes:
-                raise ResponseTooLargeError(max_bytes)
-            body = bytearray()
-            if read_body:
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > max_bytes:
-                        raise ResponseTooLargeError(max_bytes)
-            return BoundedResponse(response.status_code, response.headers, bytes(body))
-        finally:
-            await response.aclose()
+    async with (
+        asyncio.timeout(max(timeout, 0.0)),
+        client.stream(method, _url(url), headers=headers, content=content, timeout=timeout) as response,
+    ):
+        declared = response.headers.get("Content-Length", "")
+        if declared.isascii() and declared.isdigit() and int(declared) > max_bytes:
+            raise ResponseTooLargeError(max_bytes)
+        body = bytearray()
+        if read_body:
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > max_bytes:
+                    raise ResponseTooLargeError(max_bytes)
+        return BoundedResponse(response.status_code, response.headers, bytes(body))
 
 
 def parse_json(data: bytes) -> Any:

@@ -1,22 +1,26 @@
-"""The transport of the core's own requests: httpx's API over aiohttp's connection pool.
+"""The core's own HTTP client: httpx's API over aiohttp's connection pool, through public APIs only.
 
 httpcore's pool scans every connection on every request state change: at 1,000 concurrent threat-protection
-sends that cost ~4 ms of CPU a send, more than the send itself (docs/performance.md). ``httpx-aiohttp``
-(by an httpx maintainer) keeps httpx's API, so deadlines, size caps and error handling stay as they are;
-this subclass only maps aiohttp's connection failures to the httpx errors they are (the library maps a
-dropped connection to ``ConnectTimeout``, which would read as "did not answer").
+sends that cost more CPU than the send itself (docs/performance.md). ``httpx-aiohttp``'s public
+``AiohttpTransport(client=...)`` keeps httpx's API over an aiohttp session of ours: no cookie jar (the pool
+serves every user), proxies from the environment read as the MCP clients' httpx reads them. The
+wrapper maps aiohttp's connection failures to the httpx errors they are (the library maps a dropped
+connection to ``ConnectTimeout``, which would read as "did not answer" and not be retried).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
-from typing import Any
+import ipaddress
+import ssl
+import urllib.request
+from collections.abc import AsyncIterator, Callable, Mapping
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 
 import aiohttp
 import httpx
 from httpx_aiohttp import AiohttpTransport
 
-__all__ = ["CoreClient", "CoreTransport", "open_response"]
+__all__ = ["core_client", "open_response"]
 
 
 def _mapped(exc: BaseException, request: httpx.Request) -> BaseException | None:
@@ -49,18 +53,13 @@ class _MappedStream(httpx.AsyncByteStream):
         await self._stream.aclose()
 
 
-class CoreTransport(AiohttpTransport):
-    def get_client(self) -> aiohttp.ClientSession:
-        session = super().get_client()
-        # Never keep cookies: the pool serves every user, and a cookie one server set for one user's
-        # request must not ride on another user's. (A private attribute, set before the first request:
-        # the library builds the session itself and offers no cookie-jar option.)
-        session._cookie_jar = aiohttp.DummyCookieJar()
-        return session
+class _MappedTransport(httpx.AsyncBaseTransport):
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self._inner = inner
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         try:
-            response = await super().handle_async_request(request)
+            response = await self._inner.handle_async_request(request)
         except (httpx.HTTPError, aiohttp.ClientError) as exc:
             mapped = _mapped(exc, request)
             if mapped is None:
@@ -69,16 +68,60 @@ class CoreTransport(AiohttpTransport):
         response.stream = _MappedStream(response.stream, request)  # type: ignore[arg-type]
         return response
 
-
-class CoreClient(httpx.AsyncClient):
-    """The service's own client: its requests go straight to :class:`CoreTransport` (see :func:`open_response`)."""
-
-    def __init__(self, *, transport: CoreTransport, **kwargs: Any) -> None:
-        super().__init__(transport=transport, **kwargs)
-        self.core_transport = transport
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
-_ACCEPT_ENCODING = "gzip, deflate"  # what httpx decodes without optional packages
+def core_client(*, verify: ssl.SSLContext, limits: httpx.Limits, timeout: float) -> httpx.AsyncClient:
+    """The service's pooled client (redirects never followed: a token must not travel elsewhere)."""
+
+    def transport(proxy: httpx.Proxy | None = None) -> httpx.AsyncBaseTransport:
+        def session() -> aiohttp.ClientSession:  # on the first request, inside the running loop
+            connector = aiohttp.TCPConnector(
+                limit=limits.max_connections or 0, keepalive_timeout=limits.keepalive_expiry or 0, ssl=verify
+            )
+            return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())
+
+        return _MappedTransport(AiohttpTransport(verify=verify, client=session, proxy=proxy))
+
+    return httpx.AsyncClient(
+        transport=transport(),
+        mounts=_environment_proxies(transport),
+        timeout=timeout,
+        follow_redirects=False,
+        # httpx's own jar would keep a cookie one server set for one user and send it with another's request.
+        cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
+    )
+
+
+def _environment_proxies(
+    transport: Callable[[httpx.Proxy], httpx.AsyncBaseTransport],
+) -> dict[str, httpx.AsyncBaseTransport | None]:
+    """``HTTP_PROXY``/``HTTPS_PROXY``/``ALL_PROXY``/``NO_PROXY`` read as httpx reads them for the MCP clients.
+
+    httpx does this only for its own transports, and aiohttp's ``trust_env`` looks them (and ``.netrc``,
+    whose credentials clash with our ``Authorization`` header) up in a worker thread on every request,
+    which doubled the CPU of a send: read once here, as httpx does, and mounted per URL pattern.
+    """
+    found = urllib.request.getproxies()
+    mounts: dict[str, httpx.AsyncBaseTransport | None] = {}
+    for scheme in ("http", "https", "all"):
+        if found.get(scheme):
+            url = found[scheme] if "://" in found[scheme] else f"http://{found[scheme]}"
+            mounts[f"{scheme}://"] = transport(httpx.Proxy(url))
+    for host in (h.strip() for h in found.get("no", "").split(",")):
+        if host == "*":
+            return {}
+        if "://" in host:
+            mounts[host] = None
+        elif host:
+            try:
+                address = ipaddress.ip_address(host.split("/")[0])
+            except ValueError:
+                mounts[f"all://{host}" if host.lower() == "localhost" else f"all://*{host}"] = None
+            else:
+                mounts[f"all://[{host}]" if address.version == 6 else f"all://{host}"] = None
+    return mounts
 
 
 async def open_response(
@@ -90,23 +133,6 @@ async def open_response(
     timeout: float,
     content: bytes | None = None,
 ) -> httpx.Response:
-    """Send one request and return the response with its body unread (close it).
-
-    On the service's own :class:`CoreClient` the request goes to its transport directly: no cookie jar
-    (nothing stored, nothing sent), no redirects, no default headers merged; about half of httpx's CPU
-    per request, which the core pays on every send and every listing (docs/performance.md). Any other
-    client (one a user passed in) is used as httpx's API says, with its own policies.
-    """
-    if not isinstance(client, CoreClient):
-        request = client.build_request(method, url, headers=dict(headers), content=content, timeout=timeout)
-        return await client.send(request, stream=True)
-    if not any(name.lower() == "accept-encoding" for name in headers):
-        headers = {**headers, "accept-encoding": _ACCEPT_ENCODING}
-    request = httpx.Request(
-        method,
-        url,
-        headers=headers,
-        content=content,
-        extensions={"timeout": {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}},
-    )
-    return await client.core_transport.handle_async_request(request)
+    """Send one request through ``client.send`` and return the response with its body unread (close it)."""
+    request = client.build_request(method, url, headers=dict(headers), content=content, timeout=timeout)
+    return await client.send(request, stream=True)

@@ -21,7 +21,7 @@ from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextL
 from ._discovery import Discovery
 from ._mcp_client import list_server_tools
 from ._threat_protection import ThreatProtection
-from ._transport import CoreClient, CoreTransport
+from ._transport import core_client
 from ._urls import validate_token_url
 from .configuration import ToolingConfiguration
 from .mcp_http import shared_ssl_context
@@ -86,13 +86,9 @@ class McpToolServerConfigurationService:
                 # before the server does, instead of racing its close with our next request.
                 keepalive_expiry=4.0,
             )
-            self._client = CoreClient(
-                # aiohttp's pool under httpx's API: httpcore's pool scans cost more CPU than the send.
-                transport=CoreTransport(verify=shared_ssl_context(), limits=limits),
-                timeout=httpx.Timeout(cfg.request_timeout),
-                limits=limits,
-                follow_redirects=False,  # a redirect must never carry a token elsewhere
-                verify=shared_ssl_context(),
+            # aiohttp's pool under httpx's API: httpcore's pool scans cost more CPU than the send.
+            self._client = core_client(
+                verify=shared_ssl_context(), limits=limits, timeout=cfg.request_timeout
             )
         return self._client
 

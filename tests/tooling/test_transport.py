@@ -1,0 +1,165 @@
+"""The core's own HTTP client (gateway, threat protection): proxies from the environment, no cookies,
+keep-alive reuse, and a dropped connection reported as one (not as a timeout).
+
+Real sockets on 127.0.0.1: the emulator, a hostile server, and a small forward proxy that records the
+request line of everything it forwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator
+from agents_a365.tooling import (
+    McpToolServerConfigurationService,
+    ToolingConfiguration,
+    ToolServerDiscoveryError,
+)
+from agents_a365.tooling.extensibility import mcp_http_client_factory
+from support.hostile_server import HostileServer, Request, behaviours
+from support.jwt import make_jwt
+from support.platform import production_config
+from support.turns import make_turn_context
+
+SAFETY = 10.0  # a safety net against hangs only
+TOKEN = make_jwt(appid=DEFAULT_AGENT_ID)
+_HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "content-length", "host"}
+
+
+class ForwardProxy:
+    """An HTTP forward proxy on 127.0.0.1 that records ``METHOD absolute-URL`` of each request it forwards."""
+
+    def __init__(self) -> None:
+        self.forwarded: list[str] = []
+        self.url = ""
+
+    async def _forward(self, request: web.Request) -> web.Response:
+        target = request.raw_path  # absolute-form: "http://host:port/path?query"
+        self.forwarded.append(f"{request.method} {target}")
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
+        async with (
+            aiohttp.ClientSession(auto_decompress=False) as session,
+            session.request(request.method, target, headers=headers, data=await request.read()) as answer,
+        ):
+            body = await answer.read()
+            kept = {k: v for k, v in answer.headers.items() if k.lower() not in _HOP_BY_HOP}
+            return web.Response(status=answer.status, headers=kept, body=body)
+
+    async def __aenter__(self) -> ForwardProxy:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self._forward)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = self._runner.addresses[0][1]
+        self.url = f"http://127.0.0.1:{port}"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._runner.cleanup()
+
+
+@pytest.fixture
+async def proxy() -> AsyncIterator[ForwardProxy]:
+    async with ForwardProxy() as running:
+        yield running
+
+
+def _use_proxy(monkeypatch: pytest.MonkeyPatch, url: str, no_proxy: str = "") -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.setenv(name, url)
+    for name in ("ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    # Set explicitly: a default NO_PROXY of the machine may exempt 127.0.0.1.
+    monkeypatch.setenv("NO_PROXY", no_proxy)
+    monkeypatch.setenv("no_proxy", no_proxy)
+
+
+async def _gateway_and_rtp(emulator: Emulator) -> None:
+    turn = make_turn_context(agentic_app_id=DEFAULT_AGENT_ID)
+    async with McpToolServerConfigurationService(production_config(emulator)) as service:
+        servers = await service.list_tool_servers(turn, emulator.authorization(), "agentic")
+        assert servers
+        result = await service.send_chat_history(turn, [])
+        assert result.succeeded, result
+
+
+async def test_the_gateway_and_threat_protection_go_through_the_proxy_of_the_environment(
+    emulator: Emulator, proxy: ForwardProxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _use_proxy(monkeypatch, proxy.url)
+    async with asyncio.timeout(SAFETY):
+        await _gateway_and_rtp(emulator)
+        # The MCP clients (httpx's own reading of the environment) take the same way.
+        async with mcp_http_client_factory() as mcp_client:
+            await mcp_client.get(f"{emulator.base_url}/mcp-proxy-check")
+    base = emulator.base_url
+    gets = [line for line in proxy.forwarded if line.startswith(f"GET {base}/") and "mcpServers" in line]
+    assert len(gets) == 1, proxy.forwarded
+    assert f"POST {base}/agents/real-time-threat-protection/chat-message" in proxy.forwarded
+    assert f"GET {base}/mcp-proxy-check" in proxy.forwarded
+
+
+async def test_no_proxy_exempts_a_host_as_it_does_for_the_mcp_clients(
+    emulator: Emulator, proxy: ForwardProxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _use_proxy(monkeypatch, proxy.url, no_proxy="localhost,127.0.0.1")
+    async with asyncio.timeout(SAFETY):
+        await _gateway_and_rtp(emulator)
+        async with mcp_http_client_factory() as mcp_client:
+            await mcp_client.get(f"{emulator.base_url}/mcp-proxy-check")
+    assert proxy.forwarded == []
+
+
+def _config(server: HostileServer, host: str = "127.0.0.1") -> ToolingConfiguration:
+    return ToolingConfiguration(
+        mcp_platform_endpoint=server.base_url.replace("127.0.0.1", host),
+        use_tooling_manifest=False,
+        request_timeout=SAFETY / 2,
+    )
+
+
+async def test_cookies_a_server_sets_are_never_sent_again() -> None:
+    async with HostileServer() as server:
+        server.route(
+            "/chat-message", behaviours.respond(200, {}, {"Set-Cookie": "session=alice-secret; Path=/"})
+        )
+        # By name: cookie jars refuse cookies of IP addresses, and the rule must not rest on that.
+        async with McpToolServerConfigurationService(_config(server, "localhost")) as service:
+            for _ in range(3):
+                assert (await service.send_chat_history(_turn(), [])).succeeded
+    assert len(server.requests) == 3
+    assert not [r for r in server.requests if "cookie" in r.headers]
+
+
+async def test_sends_one_after_another_reuse_one_keep_alive_connection() -> None:
+    async with HostileServer() as server:
+        server.route("/chat-message", behaviours.respond(200, {}))
+        async with McpToolServerConfigurationService(_config(server)) as service:
+            for _ in range(6):
+                assert (await service.send_chat_history(_turn(), [])).succeeded
+    assert len(server.requests) == 6
+    assert server.connections == 1
+
+
+async def test_a_dropped_connection_is_reported_as_dropped_not_as_a_timeout() -> None:
+    async def drop(request: Request, writer: Any) -> None:
+        writer.transport.abort()
+
+    async with HostileServer() as server:
+        server.route("/mcpServers", drop)
+        async with McpToolServerConfigurationService(_config(server)) as service:
+            with pytest.raises(ToolServerDiscoveryError) as caught:
+                await service.list_tool_servers(_turn(), None, None, auth_token=TOKEN)
+    assert "unreachable: RemoteProtocolError" in str(caught.value)
+
+
+def _turn() -> Any:
+    return make_turn_context(agentic_app_id=DEFAULT_AGENT_ID)
