@@ -18,7 +18,6 @@ from agents_a365.runtime import (
     AuthorizationLike,
     TurnContextLike,
     resolve_agent_identity,
-    validate_token,
 )
 
 from ._bounded_http import ResponseTooLargeError, parse_json, request_bounded
@@ -30,7 +29,7 @@ from ._redact import scrub
 from ._scopes import is_v2_server, token_scope_for
 from ._telemetry import operation, tracing
 from ._telemetry_hooks import cache_lookup, turn_attributes
-from ._tokens import Tokens
+from ._tokens import Tokens, strip_bearer, usable_token
 from ._turn import TurnKey
 from ._urls import path_segment, validate_server_name, validate_token_url
 from .errors import ToolServerDiscoveryError
@@ -42,11 +41,6 @@ logger = logging.getLogger("agents_a365.tooling.service")  # the name users alre
 
 def _env_token_name(server_name: str) -> str:
     return "BEARER_TOKEN_" + re.sub(r"[^A-Z0-9]", "_", server_name.upper())
-
-
-def _strip_bearer(token: str) -> str:
-    token = token.strip()
-    return token[7:].strip() if token[:7].lower() == "bearer " else token
 
 
 class Discovery(ServicePart):
@@ -96,8 +90,7 @@ class Discovery(ServicePart):
         if auth_token is not None:
             # A token the caller passes fails fast when malformed or expired, on every path
             # (only BEARER_TOKEN* development values may be opaque).
-            auth_token = _strip_bearer(auth_token)
-            validate_token(auth_token)
+            auth_token = usable_token(auth_token)[0]
         orchestrator = options.orchestrator_name if options else None
         distribution = options.distribution if options else None
         cfg = self.configuration
@@ -115,8 +108,6 @@ class Discovery(ServicePart):
             auth_token = await self.tokens.exchange(
                 authorization, auth_handler_name, turn_context, platform_scope, key, ("tooling gateway",)
             )
-        auth_token = _strip_bearer(auth_token)
-        validate_token(auth_token)
         agent_id = resolve_agent_identity(turn_context, auth_token)
         if not agent_id:
             raise ToolServerDiscoveryError(
@@ -192,7 +183,7 @@ class Discovery(ServicePart):
                     server.mcp_server_name,
                     _env_token_name(server.mcp_server_name),
                 )
-            token = _strip_bearer(own or shared) or None
+            token = strip_bearer(own or shared) or None
             headers = build_request_headers(
                 turn_context,
                 auth_token=token,

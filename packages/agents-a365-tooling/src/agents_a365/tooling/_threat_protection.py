@@ -3,38 +3,49 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
-from agents_a365.runtime import OperationResult, TurnContextLike
+from agents_a365.runtime import OperationError, OperationResult, TurnContextLike
 
 from ._deprecation import check_options
 from ._part import Owner, ServicePart
-from ._rtp_send import RtpSendSettings, send_chat_history_request
+from ._redact import scrub
+from ._rtp_send import RtpSendSettings, SendSlots, send_chat_history_request
 from ._telemetry_hooks import traced_rtp_send
 from .constants import CHAT_HISTORY_PATH
+from .errors import ChatHistorySendError
 from .headers import build_request_headers
 from .models import ChatHistoryMessage, ChatMessageRequest, ToolOptions, as_utc
 
 logger = logging.getLogger("agents_a365.tooling.service")
 
+_DRAIN_POLL = 0.05
+
 
 class ThreatProtection(ServicePart):
-    """``send_chat_history`` and its in-flight bound; owned by :class:`McpToolServerConfigurationService`."""
+    """``send_chat_history``, its in-flight bound and its drain at close; owned by
+    :class:`McpToolServerConfigurationService`."""
 
     def __init__(self, owner: Owner) -> None:
         super().__init__(owner)
-        self._rtp_semaphore: asyncio.Semaphore | None = None
+        self._slots: SendSlots | None = None
+        # Every send under way (queued for a slot or on the wire), by the deadline that ends it at close.
+        self._sends: set[asyncio.Timeout] = set()
+        self._idle: asyncio.Event | None = None
+        self.closed = False
 
     def reset(self) -> None:
-        """Forget the semaphore of another event loop."""
-        self._rtp_semaphore = None
+        """Forget the slots and sends of another event loop."""
+        self._slots = None
+        self._sends.clear()
 
     @traced_rtp_send
     async def send_chat_history(
@@ -46,6 +57,9 @@ class ThreatProtection(ServicePart):
         """See :meth:`McpToolServerConfigurationService.send_chat_history`."""
         check_options(options, ToolOptions)
         request = _chat_message_request(turn_context, chat_history_messages)
+        record = (request.conversation_id, request.message_id)
+        if self.closed:
+            return _undelivered(record, "the service is closed")
         body = _serialize(request)
         headers = build_request_headers(
             turn_context,
@@ -53,17 +67,65 @@ class ThreatProtection(ServicePart):
             distribution=options.distribution if options else None,
         )
         headers["Content-Type"] = "application/json"
-        return await self._post_with_retries(
-            f"{self.configuration.mcp_platform_endpoint}{CHAT_HISTORY_PATH}", body, headers
-        )
+        url = f"{self.configuration.mcp_platform_endpoint}{CHAT_HISTORY_PATH}"
+        deadline = asyncio.timeout(None)  # moved to "now" by drain() when the drain deadline passes
+        self._sends.add(deadline)
+        try:
+            async with deadline:
+                result = await self._post_with_retries(url, body, headers)
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            return _undelivered(record, "the service closed before the send completed (drain deadline passed)")
+        except Exception as exc:  # e.g. a caller's HTTP client closed under the send: a result, never a raise
+            return _undelivered(record, f"{type(exc).__name__}: {scrub(exc)}")
+        finally:
+            self._sends.discard(deadline)
+            if not self._sends and self._idle is not None:
+                self._idle.set()
+        if not result.succeeded:
+            error = result.errors[0].exception
+            if isinstance(error, ChatHistorySendError):
+                error.conversation_id, error.message_id = record
+        return result
 
-    def _rtp_slots(self) -> asyncio.Semaphore:
+    async def drain(self, clock: Callable[[], float]) -> None:
+        """Refuse new sends; let those under way finish within ``chat_history_drain_timeout`` (on
+        ``clock``), then end the rest, each with a failed result naming its record."""
+        self.closed = True
+        if not self._sends:
+            return
+        timeout = max(self.configuration.chat_history_drain_timeout, 0.0)
+        deadline = clock() + timeout
+        idle = self._idle = asyncio.Event()
+        logger.debug("closing: draining %d threat-protection send(s), up to %s s", len(self._sends), timeout)
+        while self._sends and (left := deadline - clock()) > 0:
+            # Short waits, so the deadline is read on ``clock`` (a test's fake clock ends it without sleeping).
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(min(left, _DRAIN_POLL)):
+                    await idle.wait()
+        if self._sends:
+            logger.warning(
+                "closing: %d threat-protection send(s) not done within chat_history_drain_timeout (%s s): "
+                "their records are reported undelivered",
+                len(self._sends),
+                timeout,
+            )
+            now = asyncio.get_running_loop().time()
+            for send in list(self._sends):
+                send.reschedule(now)
+            with contextlib.suppress(TimeoutError):  # they unwind at once; bounded all the same
+                async with asyncio.timeout(1.0):
+                    await idle.wait()
+
+    def _send_slots(self) -> SendSlots:
         # Bounded in-flight sends: under a burst, waiting here is O(1) and fair, while a
         # thousand requests queued inside the connection pool are rescanned on every release
         # and starve the gateway calls that share it (scripts/load.py, scripts/bench).
-        if self._rtp_semaphore is None:
-            self._rtp_semaphore = asyncio.Semaphore(max(1, self.configuration.chat_history_concurrency))
-        return self._rtp_semaphore
+        if self._slots is None:
+            config = self.configuration
+            self._slots = SendSlots(lambda: config.chat_history_concurrency)
+        return self._slots
 
     async def _post_with_retries(self, url: str, body: bytes, headers: dict[str, str]) -> OperationResult:
         cfg = self.configuration
@@ -74,8 +136,19 @@ class ThreatProtection(ServicePart):
             max_response_bytes=cfg.max_rtp_response_bytes,
         )
         return await send_chat_history_request(
-            self.http_client, url, body, headers, settings, self._rtp_slots()
+            self.http_client, url, body, headers, settings, self._send_slots()
         )
+
+
+def _undelivered(record: tuple[str, str], reason: str) -> OperationResult:
+    conversation_id, message_id = record
+    error = ChatHistorySendError(
+        f"threat protection record (conversation {conversation_id!r}, message {message_id!r}) not delivered: "
+        f"{reason}",
+        attempts=0,
+    )
+    error.conversation_id, error.message_id = record
+    return OperationResult.failed(OperationError(error))
 
 
 def _serialize(request: ChatMessageRequest) -> bytes:

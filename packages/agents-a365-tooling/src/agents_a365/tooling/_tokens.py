@@ -1,7 +1,8 @@
 """Tokens per audience: the agentic token exchange, bounded, cached per turn identity and scope (single flight).
 
 A token is never written to a log or an error; its lifetime in the cache is its ``exp`` minus
-``token_expiry_skew``.
+``token_expiry_skew``. Every token (the caller's, the platform one, each V2 one) passes :func:`usable_token`
+before use: an expired or malformed one is never sent anywhere, and an exchanged one is never cached.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import time
 from agents_a365.runtime import (
     AgenticAuthenticationService,
     AuthorizationLike,
+    InvalidTokenError,
     TurnContextLike,
-    decode_token_payload,
+    validate_token,
 )
 
 from ._cache import AsyncTTLCache
@@ -25,9 +27,21 @@ from ._telemetry_hooks import cache_lookup
 from ._turn import TurnKey
 from .errors import TokenAcquisitionError
 
-__all__ = ["Tokens"]
+__all__ = ["Tokens", "strip_bearer", "usable_token"]
 
 logger = logging.getLogger("agents_a365.tooling.service")  # the name users already filter on
+
+
+def strip_bearer(token: str) -> str:
+    token = token.strip()
+    return token[7:].strip() if token[:7].lower() == "bearer " else token
+
+
+def usable_token(token: str) -> tuple[str, float]:
+    """``token`` without a ``Bearer`` prefix and its ``exp``; :class:`InvalidTokenError` when it is
+    malformed, has no ``exp`` or has expired. The one check of every token before it is used."""
+    token = strip_bearer(token)
+    return token, float(validate_token(token)["exp"])
 
 
 class Tokens(ServicePart):
@@ -101,7 +115,15 @@ class Tokens(ServicePart):
                     scope=scope,
                     servers=servers,
                 )
-            return token, self._token_ttl(token)
+            try:
+                token, exp = usable_token(token)
+            except InvalidTokenError as exc:  # raised here, so never cached; the next turn exchanges again
+                raise TokenAcquisitionError(
+                    f"token exchange for scope {scope!r} ({what}) returned an unusable token: {exc}",
+                    scope=scope,
+                    servers=servers,
+                ) from exc
+            return token, exp - time.time() - max(self.configuration.token_expiry_skew, 0.0)
 
         if key is None:
             return (await create())[0]
@@ -110,12 +132,3 @@ class Tokens(ServicePart):
         if not exchanged:
             logger.debug("token for scope %r (%s): cache hit", scope, what)
         return token
-
-    def _token_ttl(self, token: str) -> float:
-        try:
-            exp = decode_token_payload(token).get("exp")
-        except ValueError:
-            return 0.0
-        if not isinstance(exp, int | float):
-            return 0.0
-        return float(exp) - time.time() - self.configuration.token_expiry_skew

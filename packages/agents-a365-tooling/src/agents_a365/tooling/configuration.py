@@ -41,6 +41,7 @@ class ToolingConfiguration(RuntimeConfiguration):
     ``max_connections``                     ``A365_MAX_CONNECTIONS``                    100
     ``chat_history_concurrency``            ``A365_CHAT_HISTORY_CONCURRENCY``           64 sends in flight
     ``chat_history_queue_timeout``          ``A365_CHAT_HISTORY_QUEUE_TIMEOUT``         120 s
+    ``chat_history_drain_timeout``          ``A365_CHAT_HISTORY_DRAIN_TIMEOUT``         10 s
     ``token_exchange_timeout``              ``A365_TOKEN_EXCHANGE_TIMEOUT``             ``request_timeout``
     ``max_gateway_response_bytes``          ``A365_MAX_GATEWAY_RESPONSE_BYTES``         4 MiB
     ``max_rtp_response_bytes``              ``A365_MAX_RTP_RESPONSE_BYTES``             8 KiB
@@ -57,7 +58,9 @@ class ToolingConfiguration(RuntimeConfiguration):
     ``chat_history_timeout`` bounds a send's time on the wire (its attempts and the backoff
     between them); ``chat_history_queue_timeout`` separately bounds the time a send waits for one
     of the ``chat_history_concurrency`` slots, so a slow but healthy endpoint does not fail the
-    sends queued behind it. ``token_exchange_timeout`` bounds one ``exchange_token`` call. A
+    sends queued behind it. ``aclose()`` stops accepting sends, lets those under way (queued or on the wire)
+    finish for up to ``chat_history_drain_timeout``, then ends the rest with a failed result naming each
+    record. ``token_exchange_timeout`` bounds one ``exchange_token`` call. A
     response body beyond ``max_gateway_response_bytes`` (discovery) or ``max_rtp_response_bytes``
     (threat protection) is not read further and the request fails; so is an answer to the core's MCP
     listing (``initialize``, a ``tools/list`` page) beyond ``max_mcp_response_bytes``. An extension that keeps MCP sessions
@@ -84,6 +87,7 @@ class ToolingConfiguration(RuntimeConfiguration):
     max_connections = Setting("A365_MAX_CONNECTIONS", 100, lambda v: int(v.strip()))
     chat_history_concurrency = Setting("A365_CHAT_HISTORY_CONCURRENCY", 64, lambda v: int(v.strip()))
     chat_history_queue_timeout = Setting("A365_CHAT_HISTORY_QUEUE_TIMEOUT", 120.0, parse_float)
+    chat_history_drain_timeout = Setting("A365_CHAT_HISTORY_DRAIN_TIMEOUT", 10.0, parse_float)
     _token_exchange_timeout = Setting[float | None]("A365_TOKEN_EXCHANGE_TIMEOUT", None, parse_float)
     max_gateway_response_bytes = Setting(
         "A365_MAX_GATEWAY_RESPONSE_BYTES", 4 * 1024 * 1024, lambda v: int(v.strip())
@@ -113,6 +117,7 @@ class ToolingConfiguration(RuntimeConfiguration):
         max_connections: Override[int] | None = None,
         chat_history_concurrency: Override[int] | None = None,
         chat_history_queue_timeout: Override[float] | None = None,
+        chat_history_drain_timeout: Override[float] | None = None,
         token_exchange_timeout: Override[float] | None = None,
         max_gateway_response_bytes: Override[int] | None = None,
         max_rtp_response_bytes: Override[int] | None = None,
@@ -141,6 +146,7 @@ class ToolingConfiguration(RuntimeConfiguration):
             max_connections=max_connections,
             chat_history_concurrency=chat_history_concurrency,
             chat_history_queue_timeout=chat_history_queue_timeout,
+            chat_history_drain_timeout=chat_history_drain_timeout,
             _token_exchange_timeout=token_exchange_timeout,
             max_gateway_response_bytes=max_gateway_response_bytes,
             max_rtp_response_bytes=max_rtp_response_bytes,

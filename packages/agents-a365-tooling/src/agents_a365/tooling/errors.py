@@ -48,9 +48,13 @@ class McpServerConnectionError(ToolingError):
 
 
 class ChatHistorySendError(ToolingError):
-    """Threat protection did not accept the chat history (carried in a failed OperationResult)."""
+    """Threat protection did not accept the chat history (carried in a failed OperationResult).
+
+    ``conversation_id`` and ``message_id`` name the record that was not delivered."""
 
     def __init__(self, message: str, *, status_code: int | None = None, attempts: int = 1) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.attempts = attempts
+        self.conversation_id: str | None = None
+        self.message_id: str | None = None

@@ -93,6 +93,12 @@ class McpToolServerConfigurationService:
         return self._client
 
     async def aclose(self) -> None:
+        """Stop accepting threat-protection sends, let those under way finish within
+        ``chat_history_drain_timeout`` (the rest end with a failed result naming the record), then
+        close the HTTP client. Sends after this return a failed result: the service is closed."""
+        if self._client_loop is not _running_loop():
+            self._threat_protection.reset()  # sends of another event loop cannot be awaited from this one
+        await self._threat_protection.drain(self.clock)
         # A client of another (maybe closed) event loop is dropped, not closed: closing it from
         # here would raise "Event loop is closed"; its loop's end closed its sockets already.
         if self._client is not None and self._owns_client:
@@ -171,11 +177,12 @@ class McpToolServerConfigurationService:
         """
         if not isinstance(server, MCPServerConfig):
             raise TypeError("server must be an MCPServerConfig")
-        cached = self.tool_definitions.get(server.url, server.headers)
+        ttl = max(self.configuration.tool_cache_ttl, 0.0)  # read at each use: a change applies at once
+        cached = self.tool_definitions.get(server.url, server.headers, ttl=ttl)
         if cached is not None:
             return list(cached)
         tools = await self.get_mcp_client_tools(server.mcp_server_name, server)
-        self.tool_definitions.put(server.url, server.headers, tools)
+        self.tool_definitions.put(server.url, server.headers, tools, ttl=ttl)
         return tools
 
     # -- threat protection -----------------------------------------------------------------
@@ -190,9 +197,11 @@ class McpToolServerConfigurationService:
         Always sends, even an empty list (the platform registers the user message from it).
         Retries 408/425/429/5xx and connection errors with jittered exponential backoff,
         honouring ``Retry-After``; ``chat_history_timeout`` bounds the time on the wire and
-        ``chat_history_queue_timeout`` the wait for a send slot. Failures come back as a failed
-        :class:`OperationResult`; only bad arguments raise ``ValueError`` (missing values) or
-        ``TypeError`` (wrong types).
+        ``chat_history_queue_timeout`` the wait for a send slot. Failures (also a send after
+        :meth:`aclose`, or one still under way when its drain deadline passes) come back as a failed
+        :class:`OperationResult` whose ``ChatHistorySendError`` names the record (``conversation_id``,
+        ``message_id``); only bad arguments raise ``ValueError`` (missing values) or ``TypeError``
+        (wrong types).
         """
         return await self._threat_protection.send_chat_history(turn_context, chat_history_messages, options)
 

@@ -61,24 +61,25 @@ class ToolDefinitionCache:
     def enabled(self) -> bool:
         return self.ttl > 0
 
-    def get(self, url: str, headers: Mapping[str, str]) -> tuple[Tool, ...] | None:
-        """The definitions listed for this server with exactly these headers, if still fresh."""
+    def get(self, url: str, headers: Mapping[str, str], *, ttl: float | None = None) -> tuple[Tool, ...] | None:
+        """The definitions listed for this server with exactly these headers, if still fresh (``ttl``:
+        this cache's unless given, so a TTL read from the settings at each use applies at once)."""
         key = self.key(url, headers)
         entry = self._entries.get(key)
         if entry is None:
             return None
-        tools, expires_at = entry
-        if expires_at <= self._clock():
+        tools, stored_at = entry
+        if stored_at + (self.ttl if ttl is None else ttl) <= self._clock():
             del self._entries[key]
             return None
         self._entries.move_to_end(key)
         return tools
 
-    def put(self, url: str, headers: Mapping[str, str], tools: Iterable[Tool]) -> None:
-        if not self.enabled:
+    def put(self, url: str, headers: Mapping[str, str], tools: Iterable[Tool], *, ttl: float | None = None) -> None:
+        if (self.ttl if ttl is None else ttl) <= 0:
             return
         key = self.key(url, headers)
-        self._entries[key] = (tuple(tools), self._clock() + self.ttl)
+        self._entries[key] = (tuple(tools), self._clock())
         self._entries.move_to_end(key)
         while len(self._entries) > self._max_entries:
             self._entries.popitem(last=False)

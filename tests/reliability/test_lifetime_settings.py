@@ -1,0 +1,78 @@
+"""Issue 27: settings changed between turns of a long-lived service apply to the next turn."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+import pytest
+from microsoft_agents.hosting.core import TurnContext
+
+from agents_a365.emulator import Emulator, Fault
+from agents_a365.tooling import ChatHistoryMessage, McpToolServerConfigurationService, ToolingConfiguration
+from support.clock import FakeClock
+from support.guard import Guard
+from support.platform import AUTH_HANDLER
+from support.turns import make_turn_context
+
+HISTORY = [ChatHistoryMessage(id="h1", role="user", content="hi", timestamp=datetime(2026, 1, 1, tzinfo=UTC))]
+
+
+async def test_chat_history_concurrency_changed_at_run_time_applies_to_the_next_sends(
+    emu: Emulator, guard: Guard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("A365_CHAT_HISTORY_CONCURRENCY", "64")
+    config = ToolingConfiguration(mcp_platform_endpoint=emu.base_url, use_tooling_manifest=False)
+    async with McpToolServerConfigurationService(config) as service:
+
+        async def burst(tag: str) -> None:
+            turns = [make_turn_context(activity_id=f"{tag}-{i}") for i in range(6)]
+            results = await asyncio.gather(*(service.send_chat_history(t, HISTORY) for t in turns))
+            assert all(r.succeeded for r in results)
+
+        # A barrier of 6: released only when six sends are on the wire at once (counted, not timed).
+        emu.faults.set("rtp", Fault(hold_until_concurrent=6, times=6))
+        await burst("wide")
+        assert [r.held_together for r in emu.requests_for("rtp")] == [6] * 6
+
+        monkeypatch.setenv("A365_CHAT_HISTORY_CONCURRENCY", "2")
+        emu.recorder.clear()
+        # A barrier of 3 that never fills with two sends in flight: each wave goes on after 150 ms.
+        emu.faults.set("rtp", Fault(hold_until_concurrent=3, hold_timeout_ms=150))
+        await burst("narrow")
+        held = [r.held_together for r in emu.requests_for("rtp")]
+        assert len(held) == 6 and max(held) == 2, held  # never three on the wire (64 slots: three at once)
+    await guard.assert_clean(check_tokens=False)
+
+
+async def test_tool_cache_ttl_changed_at_run_time_applies_to_the_next_lookup(
+    emu: Emulator, turn: TurnContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("A365_TOOL_CACHE_TTL", "300")
+    clock = FakeClock()
+    config = ToolingConfiguration(mcp_platform_endpoint=emu.base_url, use_tooling_manifest=False)
+    async with McpToolServerConfigurationService(config, clock=clock) as service:
+        [mail] = [
+            s
+            for s in await service.list_tool_servers(turn, emu.authorization(), AUTH_HANDLER)
+            if s.mcp_server_name == "mail"
+        ]
+
+        def listings() -> int:
+            return sum(r.jsonrpc_method == "tools/list" for r in emu.requests_for("mcp", server="mail"))
+
+        await service.list_mcp_tools(mail)
+        await service.list_mcp_tools(mail)
+        assert listings() == 1  # cached
+
+        monkeypatch.setenv("A365_TOOL_CACHE_TTL", "0")  # off: every turn lists again
+        await service.list_mcp_tools(mail)
+        await service.list_mcp_tools(mail)
+        assert listings() == 3
+
+        monkeypatch.setenv("A365_TOOL_CACHE_TTL", "300")
+        await service.list_mcp_tools(mail)
+        clock.advance(20)
+        monkeypatch.setenv("A365_TOOL_CACHE_TTL", "10")  # shortened: an entry older than 10 s is stale now
+        await service.list_mcp_tools(mail)
+        assert listings() == 5
