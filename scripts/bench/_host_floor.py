@@ -149,12 +149,11 @@ def history_entry(message_id: str, role: str, content: str) -> dict[str, str]:
 
 
 async def langchain_turn(floor: Floor, turn: Any, agent_id: str) -> None:
+    from _host_models import OneToolLangChainModel
     from langchain.agents import create_agent
     from langchain_core.messages import HumanMessage
     from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
     from langgraph.checkpoint.memory import InMemorySaver
-
-    from _host_models import OneToolLangChainModel
 
     activity = turn.activity
     user = await floor.user(activity.from_property.aad_object_id or activity.from_property.id, agent_id)
@@ -172,17 +171,14 @@ async def langchain_turn(floor: Floor, turn: Any, agent_id: str) -> None:
     result = await agent.ainvoke({"messages": [HumanMessage(activity.text)]}, config)
     await turn.send_activity(result["messages"][-1].text)
     history = [
-        history_entry(m.id or f"m{i}", m.type, m.text)
-        for i, m in enumerate(result["messages"])
-        if m.text
+        history_entry(m.id or f"m{i}", m.type, m.text) for i, m in enumerate(result["messages"]) if m.text
     ]
     await floor.send_history(user, activity, history)
 
 
 async def openai_turn(floor: Floor, turn: Any, agent_id: str) -> None:
-    from agents import Agent, FunctionTool, Runner, SQLiteSession
-
     from _host_models import OneToolOpenAIModel
+    from agents import Agent, FunctionTool, Runner, SQLiteSession
 
     activity = turn.activity
     user = await floor.user(activity.from_property.aad_object_id or activity.from_property.id, agent_id)

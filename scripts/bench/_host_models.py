@@ -53,7 +53,9 @@ class OneToolOpenAIModel(Model):
                 )
             ]
         else:
-            text = ResponseOutputText(type="output_text", text=answer_text(last.get("output")), annotations=[])
+            text = ResponseOutputText(
+                type="output_text", text=answer_text(last.get("output")), annotations=[]
+            )
             output = [
                 ResponseOutputMessage(
                     type="message", id=f"msg_{turn}", role="assistant", status="completed", content=[text]

@@ -67,7 +67,11 @@ class Host:
                 next(f)
                 for line in f:
                     parts = line.split()
-                    if parts[3] == "01" and parts[9] in inodes and int(parts[2].rsplit(":", 1)[1], 16) == port:
+                    if (
+                        parts[3] == "01"
+                        and parts[9] in inodes
+                        and int(parts[2].rsplit(":", 1)[1], 16) == port
+                    ):
                         count += 1
         return count
 
@@ -110,14 +114,19 @@ async def start_host(
             emu.secret,
             *(["--otel-endpoint", otel_endpoint] if otel_endpoint else []),
         ]
+    return await asyncio.to_thread(_spawn, label, command, env, log)
+
+
+def _spawn(label: str, command: list[str], env: dict[str, str], log: Path) -> Host:
     with open(log, "w") as err:
         process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True, env=env, cwd=ROOT
         )
     assert process.stdout is not None
-    line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), 120)
+    line = process.stdout.readline()  # the host prints its URL once serving, or exits
     if not line.startswith("ready "):
         process.kill()
+        process.wait()
         raise RuntimeError(f"host {label} did not start:\n{log.read_text(errors='replace')[-3000:]}")
     return Host(label, line.split()[1], process, log)
 
@@ -202,7 +211,9 @@ def frame_package(frame: str) -> str:
     return "python stdlib/other"
 
 
-def summarize_py_spy(raw: Path, top: int = 15) -> tuple[list[tuple[str, float]], list[tuple[str, float]], float]:
+def summarize_py_spy(
+    raw: Path, top: int = 15
+) -> tuple[list[tuple[str, float]], list[tuple[str, float]], float]:
     """From py-spy's collapsed stacks: CPU share by package of the running frame (self), the top
     functions by self share, and the share of samples with an ``agents_a365`` frame on the stack."""
     by_package: Counter[str] = Counter()

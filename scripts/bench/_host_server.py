@@ -34,8 +34,8 @@ from typing import Any
 from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _host_floor import Floor, langchain_turn, openai_turn  # noqa: E402
-from _host_models import OneToolLangChainModel, OneToolOpenAIModel  # noqa: E402
+from _host_floor import Floor, langchain_turn, openai_turn
+from _host_models import OneToolLangChainModel, OneToolOpenAIModel
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "hosted_agent" / "agent.py"

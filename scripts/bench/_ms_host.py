@@ -28,7 +28,11 @@ from aiohttp import web
 async def main() -> None:
     from agents import Agent, Runner, SQLiteSession, set_tracing_disabled
     from microsoft_agents.activity import Activity, ActivityTypes
-    from microsoft_agents.hosting.aiohttp import CloudAdapter, jwt_authorization_middleware, start_agent_process
+    from microsoft_agents.hosting.aiohttp import (
+        CloudAdapter,
+        jwt_authorization_middleware,
+        start_agent_process,
+    )
     from microsoft_agents.hosting.core import AgentApplication, MemoryStorage, TurnContext, TurnState
     from microsoft_agents.hosting.core.authorization import AgentAuthConfiguration, AnonymousTokenProvider
     from microsoft_agents_a365.tooling.extensions.openai import McpToolRegistrationService
@@ -73,7 +77,9 @@ async def main() -> None:
     async def on_message(context: TurnContext, state: TurnState) -> None:
         await context.send_activity(Activity(type=ActivityTypes.typing))
         service = McpToolRegistrationService(logger=logger)
-        template = Agent(name="Mailer", instructions="You send emails for the user.", model=OneToolOpenAIModel())
+        template = Agent(
+            name="Mailer", instructions="You send emails for the user.", model=OneToolOpenAIModel()
+        )
         session = SQLiteSession(context.activity.conversation.id)
         try:
             agent = await service.add_tool_servers_to_agent(template, auth, "AGENTIC", context)

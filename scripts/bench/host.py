@@ -31,6 +31,7 @@ import asyncio
 import itertools
 import json
 import logging
+import os
 import re
 import signal
 import subprocess
@@ -43,7 +44,7 @@ from typing import Any
 import aiohttp
 from _common import BENCH_DIR, ROOT, emulator_process, header, table, verdict
 from _host_load import Phase, merge, percentile, run_phase
-from _host_procs import Host, otlp_collector, py_spy, start_host, start_py_spy, stop_host, summarize_py_spy
+from _host_procs import Host, otlp_collector, start_host, start_py_spy, stop_host, summarize_py_spy
 
 PROFILES: dict[str, dict[str, Any]] = {
     "quick": {
@@ -84,7 +85,7 @@ TARGETS = (
     ("throughput ours / Microsoft 2.0.0", ">= 2.0"),
     ("cold turn latency ours / floor @ cold servers", "<= 1.25"),
     ("OTel on / off host throughput", ">= 0.90"),
-    ("warm CPU/turn 32 / 8 servers (ours)", "within 10 %"),
+    ("warm CPU/turn {hi} / {lo} servers (ours)", "within 10 %"),
     ("threat-protection sends CPU/send ours / floor", "<= 1.2"),
 )
 
@@ -101,7 +102,9 @@ def ints(text: str) -> list[int]:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_const", dest="profile_name", const="quick")
     size.add_argument("--full", action="store_const", dest="profile_name", const="full")
@@ -173,6 +176,10 @@ class Run:
             turns_each=turns,
             concurrency=concurrency,
         )
+        print(
+            f"  {'/'.join(key)}: {result.turns} turns in {result.wall:.1f} s, CPU {result.cpu_per_turn * 1000:.1f} ms/turn",
+            flush=True,
+        )
         if result.errors:
             print(f"  ! {key}: {result.errors} failed turns ({result.first_error}); host log:")
             print("    " + host.log_tail(12).replace("\n", "\n    "))
@@ -209,14 +216,21 @@ async def profile_hosts(run: Run, hosts: dict[tuple[str, str], Host], out: dict[
             spy.send_signal(signal.SIGINT)
             await asyncio.to_thread(spy.wait, 30)
             packages, functions, under_sdk = summarize_py_spy(raw)
-            raw.unlink(missing_ok=True)
-            out[orchestrator] = {"tool": "py-spy", "packages": packages, "functions": functions, "under_sdk": under_sdk}
+            os.unlink(raw)
+            out[orchestrator] = {
+                "tool": "py-spy",
+                "packages": packages,
+                "functions": functions,
+                "under_sdk": under_sdk,
+            }
         else:
             stats = Path(tempfile.mkstemp(prefix=f"cprofile-{orchestrator}-", suffix=".pstats")[1])
             async with run.http.post(f"{host.url}/_bench/profile/start") as response:
                 response.raise_for_status()
             await run.phase(host, (orchestrator, "ours", "profile"), users, args.servers, args.warm_turns * 2)
-            async with run.http.post(f"{host.url}/_bench/profile/stop", params={"path": str(stats)}) as response:
+            async with run.http.post(
+                f"{host.url}/_bench/profile/stop", params={"path": str(stats)}
+            ) as response:
                 response.raise_for_status()
             import pstats
 
@@ -224,8 +238,13 @@ async def profile_hosts(run: Run, hosts: dict[tuple[str, str], Host], out: dict[
             total = sum(v[2] for v in entries.values()) or 1.0
             top = sorted(entries.items(), key=lambda kv: kv[1][2], reverse=True)[:15]
             functions = [(f"{fn} ({Path(file).name}:{line})", v[2] / total) for (file, line, fn), v in top]
-            stats.unlink(missing_ok=True)
-            out[orchestrator] = {"tool": "cProfile", "packages": [], "functions": functions, "under_sdk": None}
+            os.unlink(stats)
+            out[orchestrator] = {
+                "tool": "cProfile",
+                "packages": [],
+                "functions": functions,
+                "under_sdk": None,
+            }
 
 
 async def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -237,10 +256,15 @@ async def main(argv: list[str] | None = None) -> dict[str, Any]:
     profile: dict[str, Any] = {}
     sends_ratio: float | None = None
     with emulator_process(notes_servers=max(counts), latency_ms=args.latency_ms, counts=counts) as emu:
-        print(f"emulator {emu.base_url} (own process), {args.latency_ms:g} ms added per gateway/MCP/RTP response")
+        print(
+            f"emulator {emu.base_url} (own process), {args.latency_ms:g} ms added per gateway/MCP/RTP response"
+        )
         connector = aiohttp.TCPConnector(limit=0, force_close=False)
         timeout = aiohttp.ClientTimeout(total=300)
-        async with otlp_collector() as collector, aiohttp.ClientSession(connector=connector, timeout=timeout) as http:
+        async with (
+            otlp_collector() as collector,
+            aiohttp.ClientSession(connector=connector, timeout=timeout) as http,
+        ):
             run = Run(args, emu, http)
             wanted: list[tuple[str, str, str]] = []
             for orchestrator in args.orchestrators:
@@ -264,9 +288,28 @@ async def main(argv: list[str] | None = None) -> dict[str, Any]:
                 for host in hosts.values():
                     stop_host(host)
             otel_bytes = dict(collector.received)
+        rtp = rtp_check(run, emu)
     if not args.no_sends:
         sends_ratio = await run_sends(args.sends_rounds)
-    return report(run, args, main_servers, profile, sends_ratio, otel_bytes)
+    figures = report(run, args, main_servers, profile, sends_ratio, otel_bytes, rtp)
+    return figures
+
+
+def rtp_check(run: Run, emu: Any) -> dict[str, int]:
+    """Threat protection's records against the turns served (the emulator keeps the last 1,000): each
+    history must hold the scripted model's answer, i.e. the tool was called and answered."""
+    records = emu.control("GET", "/chat-messages")
+    answered = sum(
+        1
+        for r in records
+        if any("characters of notes" in m.get("content", "") for m in r.get("chatHistory", []))
+    )
+    turns = sum(p.turns for phases in run.results.values() for p in phases)
+    print(
+        f"threat-protection records: {len(records)} (the emulator keeps 1,000) for {turns} turns; "
+        f"{answered} hold the tool's answer"
+    )
+    return {"records": len(records), "turns": turns, "with_answer": answered}
 
 
 async def phases(run: Run, hosts: dict[tuple[str, str], Host]) -> None:
@@ -285,7 +328,11 @@ async def phases(run: Run, hosts: dict[tuple[str, str], Host]) -> None:
                     continue
                 turns = args.ms_turns if side == "ms" else args.warm_turns
                 await run.phase(
-                    hosts[(orchestrator, side)], (orchestrator, side, "warm"), users[(orchestrator, side)], args.servers, turns
+                    hosts[(orchestrator, side)],
+                    (orchestrator, side, "warm"),
+                    users[(orchestrator, side)],
+                    args.servers,
+                    turns,
                 )
             for side in ("ours", "floor"):  # cold turns: new users, a few at a time
                 fresh = new_users(args.cold_users, f"cold-{orchestrator}-{side}")
@@ -303,13 +350,21 @@ async def phases(run: Run, hosts: dict[tuple[str, str], Host]) -> None:
             for side in ("ours", "floor"):
                 fresh = new_users(args.growth_base, f"gs{n}-{orchestrator}-{side}")
                 await run.phase(hosts[(orchestrator, side)], (orchestrator, side, f"first-s{n}"), fresh, n, 1)
-                await run.phase(hosts[(orchestrator, side)], (orchestrator, side, f"s{n}"), fresh, n, args.growth_turns)
+                await run.phase(
+                    hosts[(orchestrator, side)], (orchestrator, side, f"s{n}"), fresh, n, args.growth_turns
+                )
         for c in args.growth_conversations:
             for side in ("ours", "floor"):
                 fresh = new_users(c, f"gc{c}-{orchestrator}-{side}")
-                await run.phase(hosts[(orchestrator, side)], (orchestrator, side, f"first-c{c}"), fresh, args.servers, 1)
                 await run.phase(
-                    hosts[(orchestrator, side)], (orchestrator, side, f"c{c}"), fresh, args.servers, args.growth_turns
+                    hosts[(orchestrator, side)], (orchestrator, side, f"first-c{c}"), fresh, args.servers, 1
+                )
+                await run.phase(
+                    hosts[(orchestrator, side)],
+                    (orchestrator, side, f"c{c}"),
+                    fresh,
+                    args.servers,
+                    args.growth_turns,
                 )
 
 
@@ -320,15 +375,24 @@ def report(
     profile: dict[str, Any],
     sends_ratio: float | None,
     otel_bytes: dict[str, int],
+    rtp: dict[str, int],
 ) -> dict[str, Any]:
-    figures: dict[str, Any] = {"args": {k: v for k, v in vars(args).items() if k != "json"}, "orchestrators": {}}
+    figures: dict[str, Any] = {
+        "args": {k: v for k, v in vars(args).items() if k != "json"},
+        "orchestrators": {},
+    }
     print()
     print(
         f"Main phase: {args.conversations} concurrent conversations, {servers} servers, "
         f"{args.warm_turns} warm turns each x {args.rounds} round(s) (Microsoft: {args.ms_turns})"
     )
     print()
-    labels = {"ours": "ours", "floor": "floor (no SDK)", "otel": "ours + OTel (OTLP)", "ms": "Microsoft 2.0.0"}
+    labels = {
+        "ours": "ours",
+        "floor": "floor (no SDK)",
+        "otel": "ours + OTel (OTLP)",
+        "ms": "Microsoft 2.0.0",
+    }
     targets: list[list[str]] = []
     for orchestrator in args.orchestrators:
         rows = []
@@ -352,7 +416,20 @@ def report(
                 ]
             )
         print(f"## {orchestrator}: warm turns")
-        table(rows, ["host", "turns/s", "p50", "p95", "p99", "CPU/turn", "conns (peak)", "RSS (peak)", "turns/errors"])
+        table(
+            rows,
+            [
+                "host",
+                "turns/s",
+                "p50",
+                "p95",
+                "p99",
+                "CPU/turn",
+                "conns (peak)",
+                "RSS (peak)",
+                "turns/errors",
+            ],
+        )
         ours, floor = run.get(orchestrator, "ours", "warm"), run.get(orchestrator, "floor", "warm")
         cold_rows = []
         for side in ("ours", "floor"):
@@ -360,14 +437,28 @@ def report(
             if p is not None:
                 o_fig[f"cold_{side}"] = summary(p)
                 cold_rows.append(
-                    [labels[side], fmt_ms(percentile(p.latencies, 50)), fmt_ms(percentile(p.latencies, 95)), fmt_ms(p.cpu_per_turn), f"{p.turns}/{p.errors}"]
+                    [
+                        labels[side],
+                        fmt_ms(percentile(p.latencies, 50)),
+                        fmt_ms(percentile(p.latencies, 95)),
+                        fmt_ms(p.cpu_per_turn),
+                        f"{p.turns}/{p.errors}",
+                    ]
                 )
-        print(f"## {orchestrator}: cold turns (new users, {args.cold_servers} servers, {args.cold_concurrency} at a time)")
+        print(
+            f"## {orchestrator}: cold turns (new users, {args.cold_servers} servers, {args.cold_concurrency} at a time)"
+        )
         table(cold_rows, ["host", "p50", "p95", "CPU/turn", "turns/errors"])
         growth_rows = []
         for label, keys in (
-            ("servers", [(f"s{n}", f"{n} servers ({args.growth_base} conversations)") for n in args.growth_servers]),
-            ("conversations", [(f"c{c}", f"{c} conversations ({servers} servers)") for c in args.growth_conversations]),
+            (
+                "servers",
+                [(f"s{n}", f"{n} servers ({args.growth_base} conversations)") for n in args.growth_servers],
+            ),
+            (
+                "conversations",
+                [(f"c{c}", f"{c} conversations ({servers} servers)") for c in args.growth_conversations],
+            ),
         ):
             for key, text in keys:
                 po, pf = run.get(orchestrator, "ours", key), run.get(orchestrator, "floor", key)
@@ -388,44 +479,90 @@ def report(
                 )
             del label
         print(f"## {orchestrator}: growth, CPU per warm turn")
-        table(growth_rows, ["phase", "ours CPU/turn", "floor CPU/turn", "ours/floor", "ours p99", "floor p99", "ours turns/s", "RSS ours / floor"])
+        table(
+            growth_rows,
+            [
+                "phase",
+                "ours CPU/turn",
+                "floor CPU/turn",
+                "ours/floor",
+                "ours p99",
+                "floor p99",
+                "ours turns/s",
+                "RSS ours / floor",
+            ],
+        )
         figures["orchestrators"][orchestrator] = o_fig
 
-        def target(index: int, value: float | None, ok: bool | None, note: str = "") -> None:
-            name, goal = TARGETS[index]
+        def target(
+            index: int,
+            value: float | None,
+            ok: bool | None,
+            note: str = "",
+            name: str = "",
+            o: str = orchestrator,
+        ) -> None:
+            name, goal = name or TARGETS[index][0], TARGETS[index][1]
             shown = "n/a" if value is None or value != value else f"{value:.2f}"
             state = "n/a" if value is None or value != value or ok is None else verdict(ok)
-            targets.append([orchestrator, name, shown, goal, state + (f" ({note})" if note else "")])
+            targets.append([o, name, shown, goal, state + (f" ({note})" if note else "")])
 
         cpu_ratio = ratio(ours.cpu_per_turn, floor.cpu_per_turn) if ours and floor else None
         target(0, cpu_ratio, cpu_ratio is not None and cpu_ratio <= 1.15)
-        p99 = ratio(percentile(ours.latencies, 99), percentile(floor.latencies, 99)) if ours and floor else None
+        p99 = (
+            ratio(percentile(ours.latencies, 99), percentile(floor.latencies, 99)) if ours and floor else None
+        )
         target(1, p99, p99 is not None and p99 <= 1.15)
         ms = run.get(orchestrator, "ms", "warm")
         thr = ratio(ours.throughput, ms.throughput) if ours and ms else None
-        target(2, thr, thr is not None and thr >= 2.0, "" if orchestrator == "openai" else "Microsoft has no LangChain extension")
+        target(
+            2,
+            thr,
+            thr is not None and thr >= 2.0,
+            "" if orchestrator == "openai" else "Microsoft has no LangChain extension",
+        )
         co, cf = run.get(orchestrator, "ours", "cold"), run.get(orchestrator, "floor", "cold")
         cold = ratio(percentile(co.latencies, 50), percentile(cf.latencies, 50)) if co and cf else None
         target(3, cold, cold is not None and cold <= 1.25, f"{args.cold_servers} servers, p50")
         ot = run.get(orchestrator, "otel", "warm")
         otel = ratio(ot.throughput, ours.throughput) if ot and ours else None
         target(4, otel, otel is not None and otel >= 0.90)
-        s8, s32 = run.get(orchestrator, "ours", "s8"), run.get(orchestrator, "ours", "s32")
-        flat = ratio(s32.cpu_per_turn, s8.cpu_per_turn) if s8 and s32 else None
-        target(5, flat, flat is not None and abs(flat - 1) <= 0.10)
-        target(6, sends_ratio, sends_ratio is not None and sends_ratio <= 1.2, "concurrency.py, core (either orchestrator)")
-        o_fig["targets"] = {"cpu": cpu_ratio, "p99": p99, "vs_ms": thr, "cold": cold, "otel": otel, "flat": flat, "sends": sends_ratio}
+        lo, hi = flat_pair(args)
+        s_lo, s_hi = run.get(orchestrator, "ours", f"s{lo}"), run.get(orchestrator, "ours", f"s{hi}")
+        flat = ratio(s_hi.cpu_per_turn, s_lo.cpu_per_turn) if s_lo and s_hi and lo != hi else None
+        target(5, flat, flat is not None and abs(flat - 1) <= 0.10, name=TARGETS[5][0].format(hi=hi, lo=lo))
+        target(
+            6,
+            sends_ratio,
+            sends_ratio is not None and sends_ratio <= 1.2,
+            "concurrency.py, core (either orchestrator)",
+        )
+        o_fig["targets"] = {
+            "cpu": cpu_ratio,
+            "p99": p99,
+            "vs_ms": thr,
+            "cold": cold,
+            "otel": otel,
+            "flat": flat,
+            "sends": sends_ratio,
+        }
     print("## Targets (same-run ratios)")
     table(targets, ["orchestrator", "figure", "value", "target", ""])
     figures["targets"] = targets
     figures["otel_collector"] = otel_bytes
+    figures["rtp"] = rtp
     if otel_bytes:
         print(f"OTLP collector received: {json.dumps(otel_bytes)}")
         print()
     for orchestrator, prof in profile.items():
-        print(f"## Profile of a warm phase, ours, {orchestrator} ({prof['tool']}; share of the host's samples)")
+        print(
+            f"## Profile of a warm phase, ours, {orchestrator} ({prof['tool']}; share of the host's samples)"
+        )
         if prof["packages"]:
-            table([[name, f"{share:.1%}"] for name, share in prof["packages"]], ["package of the running frame", "share"])
+            table(
+                [[name, f"{share:.1%}"] for name, share in prof["packages"]],
+                ["package of the running frame", "share"],
+            )
         if prof["under_sdk"] is not None:
             print(f"samples with an agents_a365 frame on the stack: {prof['under_sdk']:.1%}")
             print()
@@ -434,6 +571,15 @@ def report(
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1, default=str))
     return figures
+
+
+def flat_pair(args: argparse.Namespace) -> tuple[int, int]:
+    """The server counts of the flatness target: the main phase's (8) and the largest growth count (32)."""
+    counts = sorted(args.growth_servers)
+    if not counts:
+        return args.servers, args.servers
+    lo = args.servers if args.servers in counts else counts[0]
+    return lo, counts[-1]
 
 
 def summary(p: Phase) -> dict[str, float]:
