@@ -1,0 +1,220 @@
+"""The floor of the host benchmark: the same hosted turn with no Agent 365 SDK.
+
+Per user, on the first turn: the gateway's server list (one GET with raw aiohttp), then one MCP session
+per server with the raw ``mcp`` client (``initialize`` and ``tools/list``), opened concurrently and
+**kept** for the user's later turns (each session lives in an owner task of its own, as anyio requires;
+one ``httpx.AsyncClient`` per user, on one TLS context). Tokens are taken as given (minted once per
+user with the emulator's issuer). Each turn builds the orchestrator's tools from the kept sessions (the
+LangChain adapter's converter; a plain ``FunctionTool`` for the Agents SDK), runs the same scripted
+model, replies, and POSTs the history to threat protection with raw aiohttp. What is left is the
+orchestrators, hosting-core and the network: a floor the SDK cannot go under.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import ssl
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import aiohttp
+import httpx
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import Tool
+
+from agents_a365.emulator import PLATFORM_AUDIENCE, TokenIssuer
+
+_TLS = ssl.create_default_context()
+
+
+@dataclass
+class _Server:
+    name: str
+    session: ClientSession
+    tools: list[Tool]
+
+
+@dataclass
+class FloorUser:
+    """One user's kept MCP sessions; ``close()`` ends them."""
+
+    token: str
+    servers: list[_Server] = field(default_factory=list)
+    _http: httpx.AsyncClient | None = None
+    _closing: asyncio.Event = field(default_factory=asyncio.Event)
+    _owners: list[asyncio.Task[None]] = field(default_factory=list)
+
+    async def open(self, http: aiohttp.ClientSession, base_url: str, agent_id: str) -> None:
+        headers = {"Authorization": f"Bearer {self.token}"}
+        async with http.get(f"{base_url}/agents/v2/{agent_id}/mcpServers", headers=headers) as response:
+            response.raise_for_status()
+            entries = (await response.json())["mcpServers"]
+        self._http = httpx.AsyncClient(headers=headers, verify=_TLS, timeout=httpx.Timeout(30, read=300))
+        ready: list[asyncio.Future[_Server]] = []
+        for entry in entries:
+            future: asyncio.Future[_Server] = asyncio.get_running_loop().create_future()
+            ready.append(future)
+            self._owners.append(asyncio.create_task(self._own(entry["mcpServerName"], entry["url"], future)))
+        self.servers = list(await asyncio.gather(*ready))
+
+    async def _own(self, name: str, url: str, ready: asyncio.Future[_Server]) -> None:
+        assert self._http is not None
+        try:
+            async with (
+                streamable_http_client(url, http_client=self._http) as (read, write, _),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                tools = (await session.list_tools()).tools
+                ready.set_result(_Server(name, session, tools))
+                await self._closing.wait()
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
+
+    async def close(self) -> None:
+        self._closing.set()
+        await asyncio.gather(*self._owners, return_exceptions=True)
+        if self._http is not None:
+            await self._http.aclose()
+
+    def named_tools(self) -> list[tuple[str, _Server, Tool]]:
+        """Every tool with the name a model sees: ``<server>_<tool>`` when several servers share it."""
+        prefix = len(self.servers) > 1
+        return [(f"{s.name}_{t.name}" if prefix else t.name, s, t) for s in self.servers for t in s.tools]
+
+
+class Floor:
+    """The floor's per-user state and its raw threat-protection POST."""
+
+    def __init__(self, base_url: str, secret: str) -> None:
+        self.base_url = base_url
+        self._issuer = TokenIssuer(secret)
+        self._users: dict[str, FloorUser] = {}
+        self._opening: dict[str, asyncio.Future[FloorUser]] = {}
+        self.http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=100))
+
+    async def user(self, user_id: str, agent_id: str) -> FloorUser:
+        if user_id in self._users:
+            return self._users[user_id]
+        if user_id in self._opening:  # a concurrent first turn of the same user
+            return await asyncio.shield(self._opening[user_id])
+        future: asyncio.Future[FloorUser] = asyncio.get_running_loop().create_future()
+        self._opening[user_id] = future
+        try:
+            token = self._issuer.mint(PLATFORM_AUDIENCE, app_id=agent_id, user_id=user_id)
+            user = FloorUser(token)
+            await user.open(self.http, self.base_url, agent_id)
+            self._users[user_id] = user
+            future.set_result(user)
+            return user
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: nobody else may be waiting
+            raise
+        finally:
+            del self._opening[user_id]
+
+    async def send_history(self, user: FloorUser, activity: Any, history: list[dict[str, str]]) -> None:
+        body = {
+            "conversationId": activity.conversation.id,
+            "messageId": activity.id,
+            "userMessage": activity.text,
+            "chatHistory": history,
+        }
+        headers = {"Authorization": f"Bearer {user.token}", "Content-Type": "application/json"}
+        url = f"{self.base_url}/agents/real-time-threat-protection/chat-message"
+        async with self.http.post(url, data=json.dumps(body), headers=headers) as response:
+            await response.read()
+            response.raise_for_status()
+
+    async def close(self) -> None:
+        for user in list(self._users.values()):
+            with contextlib.suppress(Exception):
+                await user.close()
+        await self.http.close()
+
+
+def history_entry(message_id: str, role: str, content: str) -> dict[str, str]:
+    return {"id": message_id, "role": role, "content": content, "timestamp": datetime.now(UTC).isoformat()}
+
+
+# -- the two orchestrators over the kept sessions ----------------------------------------------------------
+
+
+async def langchain_turn(floor: Floor, turn: Any, agent_id: str) -> None:
+    from _host_models import OneToolLangChainModel
+    from langchain.agents import create_agent
+    from langchain_core.messages import HumanMessage
+    from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    activity = turn.activity
+    user = await floor.user(activity.from_property.aad_object_id or activity.from_property.id, agent_id)
+    tools = [
+        convert_mcp_tool_to_langchain_tool(server.session, tool).model_copy(update={"name": name})
+        for name, server, tool in user.named_tools()
+    ]
+    agent = create_agent(
+        model=OneToolLangChainModel(),
+        tools=tools,
+        system_prompt="You schedule meetings.",
+        checkpointer=InMemorySaver(),
+    )
+    config: Any = {"configurable": {"thread_id": activity.conversation.id}}
+    result = await agent.ainvoke({"messages": [HumanMessage(activity.text)]}, config)
+    await turn.send_activity(result["messages"][-1].text)
+    history = [
+        history_entry(m.id or f"m{i}", m.type, m.text) for i, m in enumerate(result["messages"]) if m.text
+    ]
+    await floor.send_history(user, activity, history)
+
+
+async def openai_turn(floor: Floor, turn: Any, agent_id: str) -> None:
+    from _host_models import OneToolOpenAIModel
+    from agents import Agent, FunctionTool, Runner, SQLiteSession
+
+    activity = turn.activity
+    user = await floor.user(activity.from_property.aad_object_id or activity.from_property.id, agent_id)
+
+    def function_tool(name: str, server: _Server, tool: Tool) -> FunctionTool:
+        async def invoke(_: Any, arguments: str) -> str:
+            result = await server.session.call_tool(tool.name, json.loads(arguments or "{}"))
+            return json.dumps([c.model_dump(mode="json") for c in result.content])
+
+        return FunctionTool(
+            name=name,
+            description=tool.description or "",
+            params_json_schema=tool.inputSchema,
+            on_invoke_tool=invoke,
+            strict_json_schema=False,
+        )
+
+    tools: list[Any] = [function_tool(*t) for t in user.named_tools()]
+    agent = Agent(
+        name="Mailer", instructions="You send emails for the user.", model=OneToolOpenAIModel(), tools=tools
+    )
+    session = SQLiteSession(activity.conversation.id)
+    try:
+        result = await Runner.run(agent, activity.text, session=session)
+        await turn.send_activity(str(result.final_output))
+        history = [_openai_entry(i, item) for i, item in enumerate(await session.get_items())]
+        await floor.send_history(user, activity, [h for h in history if h is not None])
+    finally:
+        session.close()
+
+
+def _openai_entry(index: int, item: Any) -> dict[str, str] | None:
+    role = item.get("role")
+    content = item.get("content")
+    if role is None or content is None:
+        return None
+    if isinstance(content, list):
+        content = " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return history_entry(str(item.get("id") or f"item-{index}"), str(role), str(content))

@@ -1,0 +1,274 @@
+"""Host processes of the host benchmark: start them, read their CPU, memory and connections (``/proc``),
+profile them, and the loopback OTLP collector."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from _common import BENCH_DIR, ROOT, EmulatorProcess, ms_python
+from aiohttp import web
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Host:
+    """A host process serving ``/api/messages``."""
+
+    label: str
+    url: str
+    process: subprocess.Popen[str]
+    log: Path
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def messages_url(self) -> str:
+        return f"{self.url}/api/messages"
+
+    def cpu(self) -> float:
+        """CPU seconds (user + system) so far; 10 ms resolution."""
+        with open(f"/proc/{self.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / TICK
+
+    def rss_mib(self) -> float:
+        with open(f"/proc/{self.pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def connections_to(self, port: int) -> int:
+        """Established TCP connections of this process to ``port`` (the emulator)."""
+        inodes = set()
+        fd_dir = f"/proc/{self.pid}/fd"
+        for fd in os.listdir(fd_dir):
+            with contextlib.suppress(OSError):
+                target = os.readlink(f"{fd_dir}/{fd}")
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+        count = 0
+        for table in ("tcp", "tcp6"):
+            with contextlib.suppress(OSError), open(f"/proc/{self.pid}/net/{table}") as f:
+                next(f)
+                for line in f:
+                    parts = line.split()
+                    if (
+                        parts[3] == "01"
+                        and parts[9] in inodes
+                        and int(parts[2].rsplit(":", 1)[1], 16) == port
+                    ):
+                        count += 1
+        return count
+
+    def log_tail(self, lines: int = 30) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+
+def _env(emu: EmulatorProcess) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"OPENAI_API_KEY", "PYTHON_ENVIRONMENT"}}
+    env.update(PYTHONUNBUFFERED="1")
+    return env
+
+
+async def start_host(
+    label: str, emu: EmulatorProcess, mode: str, orchestrator: str, otel_endpoint: str | None = None
+) -> Host:
+    """``mode``: ``ours``, ``floor`` or ``ms`` (Microsoft's SDK in its venv; OpenAI only)."""
+    log = Path(tempfile.mkstemp(prefix=f"host-{label}-", suffix=".log")[1])
+    if mode == "ms":
+        env = _env(emu)
+        env.update(
+            MCP_PLATFORM_ENDPOINT=emu.base_url,
+            ENVIRONMENT="Production",
+            BENCH_TOKEN_SECRET=emu.secret,
+            PYTHONPATH="",
+        )
+        command = [str(ms_python()), str(BENCH_DIR / "_ms_host.py")]
+    else:
+        env = _env(emu)
+        command = [
+            sys.executable,
+            str(BENCH_DIR / "_host_server.py"),
+            "--mode",
+            mode,
+            "--orchestrator",
+            orchestrator,
+            "--emulator",
+            emu.base_url,
+            "--secret",
+            emu.secret,
+            *(["--otel-endpoint", otel_endpoint] if otel_endpoint else []),
+        ]
+    return await asyncio.to_thread(_spawn, label, command, env, log)
+
+
+def _spawn(label: str, command: list[str], env: dict[str, str], log: Path) -> Host:
+    with open(log, "w") as err:
+        process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True, env=env, cwd=ROOT
+        )
+    assert process.stdout is not None
+    line = process.stdout.readline()  # the host prints its URL once serving, or exits
+    if not line.startswith("ready "):
+        process.kill()
+        process.wait()
+        raise RuntimeError(f"host {label} did not start:\n{log.read_text(errors='replace')[-3000:]}")
+    return Host(label, line.split()[1], process, log)
+
+
+def stop_host(host: Host) -> None:
+    with contextlib.suppress(Exception):
+        assert host.process.stdin is not None
+        host.process.stdin.close()  # the host's signal to shut down
+    try:
+        host.process.wait(15)
+    except subprocess.TimeoutExpired:
+        host.process.kill()
+        host.process.wait()
+    if host.process.stdout is not None:
+        host.process.stdout.close()
+    with contextlib.suppress(OSError):
+        host.log.unlink()
+
+
+# -- profiling ---------------------------------------------------------------------------------------------
+
+
+def py_spy() -> str | None:
+    found = shutil.which("py-spy")
+    local = Path.home() / ".local" / "bin" / "py-spy"
+    return found or (str(local) if local.exists() else None)
+
+
+def start_py_spy(host: Host, duration: float, out: Path) -> subprocess.Popen[bytes] | None:
+    tool = py_spy()
+    if tool is None:
+        return None
+    command = [tool, "record", "--pid", str(host.pid), "--duration", str(max(1, int(duration)))]
+    command += ["--rate", "250", "--format", "raw", "--nonblocking", "-o", str(out)]
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+PACKAGES = (
+    "agents_a365",
+    "langgraph",
+    "langchain_core",
+    "langchain_mcp_adapters",
+    "langchain",
+    "agents",
+    "openai",
+    "mcp",
+    "httpx_aiohttp",
+    "httpx",
+    "httpcore",
+    "aiohttp",
+    "microsoft_agents",
+    "pydantic",
+    "pydantic_core",
+    "opentelemetry",
+    "anyio",
+    "sqlite3",
+    "asyncio",
+    "json",
+    "uuid",
+    "copy",
+    "typing",
+    "inspect",
+    "logging",
+)
+
+
+def frame_package(frame: str) -> str:
+    """``func (path/to/file.py:12)`` -> the top-level package of the file (or ``other``)."""
+    path = frame.rsplit("(", 1)[-1]
+    parts = path.replace("\\", "/").split("/")
+    for i, part in enumerate(parts):
+        if part == "site-packages" and i + 1 < len(parts):
+            name = parts[i + 1].split(".")[0].split(":")[0]
+            return "agents_a365" if name == "agents_a365" else name
+    for package in PACKAGES:
+        if f"/{package}/" in path or f"/{package}.py" in path or path.startswith(f"{package}/"):
+            return package
+    if "/src/agents_a365/" in path or "agents_a365" in path:
+        return "agents_a365"
+    if "scripts/bench" in path or "hosted_agent" in path:
+        return "bench host"
+    return "python stdlib/other"
+
+
+def summarize_py_spy(
+    raw: Path, top: int = 15
+) -> tuple[list[tuple[str, float]], list[tuple[str, float]], float]:
+    """From py-spy's collapsed stacks: CPU share by package of the running frame (self), the top
+    functions by self share, and the share of samples with an ``agents_a365`` frame on the stack."""
+    by_package: Counter[str] = Counter()
+    by_function: Counter[str] = Counter()
+    under_sdk = 0
+    total = 0
+    for line in raw.read_text(errors="replace").splitlines():
+        stack, _, count_text = line.rpartition(" ")
+        if not stack or not count_text.isdigit():
+            continue
+        count = int(count_text)
+        frames = stack.split(";")
+        leaf = frames[-1]
+        total += count
+        by_package[frame_package(leaf)] += count
+        by_function[leaf.split(" (")[0] + " [" + frame_package(leaf) + "]"] += count
+        if any(frame_package(f) == "agents_a365" for f in frames):
+            under_sdk += count
+    if not total:
+        return [], [], 0.0
+    packages = [(name, n / total) for name, n in by_package.most_common(top)]
+    functions = [(name, n / total) for name, n in by_function.most_common(top)]
+    return packages, functions, under_sdk / total
+
+
+# -- the loopback OTLP collector ----------------------------------------------------------------------------
+
+
+@dataclass
+class Collector:
+    url: str
+    received: Counter[str]
+
+
+@contextlib.asynccontextmanager
+async def otlp_collector() -> AsyncIterator[Collector]:
+    """Accepts OTLP/HTTP ``/v1/traces`` and ``/v1/metrics`` (protobuf), counts bytes, answers empty."""
+    received: Counter[str] = Counter()
+
+    async def accept(request: web.Request) -> web.Response:
+        received[request.path] += len(await request.read())
+        received[request.path + " requests"] += 1
+        return web.Response(body=b"", content_type="application/x-protobuf")
+
+    app = web.Application(client_max_size=64 * 1024 * 1024)
+    app.router.add_post("/v1/traces", accept)
+    app.router.add_post("/v1/metrics", accept)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        yield Collector(f"http://127.0.0.1:{runner.addresses[0][1]}", received)
+    finally:
+        await runner.cleanup()
+
+
+def now() -> float:
+    return time.perf_counter()

@@ -1,0 +1,198 @@
+"""One host process of the host benchmark (started by ``host.py``; prints ``ready <url>`` when serving).
+
+    python scripts/bench/_host_server.py --mode ours|floor --orchestrator langchain|openai \
+        --emulator URL --secret S [--otel-endpoint URL]
+
+``ours`` is the hosted example agent (``examples/hosted_agent/agent.py``: AgentApplication + CloudAdapter
+on aiohttp, ``/api/messages``), loaded as users copy it, with the benchmark's one-tool scripted model:
+
+- LangChain: the example's own turn (``mcp_tools`` / ``create_agent`` / ``send_chat_history``), its model
+  factory replaced.
+- OpenAI: the example's turn mirrored here with one change, ``mcp_config={"include_server_in_tool_names":
+  True}`` on the template: every notes server has the same tool names, which the Agents SDK refuses
+  without it. If the example's OpenAI turn changes, change ``_openai_turn`` the same way.
+
+``floor`` is the same host (same hosting glue, typing indicator, orchestrators and model) with no SDK
+(``_host_floor.py``). With ``--otel-endpoint`` the SDK tracer and meter providers are set globally
+(``BatchSpanProcessor`` and ``PeriodicExportingMetricReader``, OTLP/HTTP to that collector) and each turn
+runs in the example's ``invoke_agent`` span. ``POST /_bench/profile/start|stop`` runs cProfile on the
+event loop's thread (the fallback when py-spy is not installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import importlib.util
+import logging
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from aiohttp import web
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _host_floor import Floor, langchain_turn, openai_turn
+from _host_models import OneToolLangChainModel, OneToolOpenAIModel
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "hosted_agent" / "agent.py"
+
+
+def load_example() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("hosted_agent_example", EXAMPLE)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    module.quiet_development_warnings()
+    return module
+
+
+async def _openai_turn(tooling: Any, auth: Any, turn: Any, observer: Any) -> None:
+    """The example's ``_openai_turn`` with the scripted model and server-prefixed tool names."""
+    from agents import Agent, Runner, SQLiteSession
+
+    from agents_a365.tooling.extensions import openai as oa
+
+    service = oa.McpToolRegistrationService(tooling)
+    template = Agent(
+        name="Mailer",
+        instructions="You send emails for the user.",
+        model=OneToolOpenAIModel(),
+        mcp_config={"include_server_in_tool_names": True},
+    )
+    session = SQLiteSession(turn.activity.conversation.id)
+    try:
+        async with service.connected_agent(template, auth, "AGENTIC", turn) as agent:
+            result = await Runner.run(agent, turn.activity.text, session=session)
+            await observer.on_answer("openai", turn, {"result": result, "agent": agent})
+        await turn.send_activity(str(result.final_output))
+        await observer.on_history_sent(turn, await service.send_chat_history(turn, session))
+    finally:
+        session.close()
+
+
+def setup_otel(endpoint: str) -> tuple[Any, list[Any]]:
+    """The realistic setup: SDK providers, batch span processor, periodic metric reader, OTLP/HTTP."""
+    from opentelemetry import metrics, trace
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    resource = Resource.create({"service.name": "host-bench"})
+    tracer_provider = TracerProvider(resource=resource)
+    tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{endpoint}/v1/traces")))
+    reader = PeriodicExportingMetricReader(
+        OTLPMetricExporter(endpoint=f"{endpoint}/v1/metrics"), export_interval_millis=5000
+    )
+    meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
+    trace.set_tracer_provider(tracer_provider)
+    metrics.set_meter_provider(meter_provider)
+    return tracer_provider.get_tracer("host-bench"), [tracer_provider, meter_provider]
+
+
+def floor_app(hosted: ModuleType, orchestrator: str, floor: Floor) -> tuple[Any, Any]:
+    """The example's hosting (AgentApplication, CloudAdapter, development connections), the floor's turn."""
+    from microsoft_agents.activity import Activity, ActivityTypes
+    from microsoft_agents.hosting.aiohttp import CloudAdapter
+    from microsoft_agents.hosting.core import AgentApplication, MemoryStorage, TurnContext, TurnState
+
+    connections = hosted.DevelopmentConnections()
+    adapter = CloudAdapter(connection_manager=connections)
+    app = AgentApplication[TurnState](storage=MemoryStorage(), connection_manager=connections)
+    run = langchain_turn if orchestrator == "langchain" else openai_turn
+    if orchestrator == "openai":
+        from agents import set_tracing_disabled
+
+        set_tracing_disabled(True)
+
+    @app.activity("message")
+    async def on_message(context: TurnContext, state: TurnState) -> None:
+        await context.send_activity(Activity(type=ActivityTypes.typing))
+        await run(floor, context, context.activity.recipient.agentic_app_id)
+
+    return app, adapter
+
+
+def bench_routes(web_app: web.Application) -> None:
+    profiler: list[cProfile.Profile] = []
+
+    async def start(request: web.Request) -> web.Response:
+        profiler[:] = [cProfile.Profile()]
+        profiler[0].enable()
+        return web.Response(text="started")
+
+    async def stop(request: web.Request) -> web.Response:
+        if not profiler:
+            return web.Response(status=409, text="not started")
+        profiler[0].disable()
+        profiler[0].dump_stats(request.query["path"])
+        profiler.clear()
+        return web.Response(text="stopped")
+
+    web_app.router.add_post("/_bench/profile/start", start)
+    web_app.router.add_post("/_bench/profile/stop", stop)
+
+
+async def serve(args: argparse.Namespace) -> None:
+    from agents_a365.emulator import EmulatorAuthorization, TokenIssuer
+    from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration
+
+    hosted = load_example()
+    hosted.langchain_model = OneToolLangChainModel
+    hosted._openai_turn = _openai_turn
+    tracer, providers = setup_otel(args.otel_endpoint) if args.otel_endpoint else (None, [])
+    floor = Floor(args.emulator, args.secret) if args.mode == "floor" else None
+    tooling = McpToolServerConfigurationService(
+        ToolingConfiguration(mcp_platform_endpoint=args.emulator, use_tooling_manifest=False)
+    )
+    async with tooling:
+        if floor is not None:
+            app, adapter = floor_app(hosted, args.orchestrator, floor)
+        else:
+            auth = EmulatorAuthorization(TokenIssuer(args.secret))
+            app, adapter = hosted.create_agent_app(
+                args.orchestrator, tooling, tool_authorization=auth, tracer=tracer
+            )
+        web_app = hosted.create_web_app(app, adapter, anonymous=True)
+        bench_routes(web_app)
+        runner = web.AppRunner(web_app, access_log=None)
+        await runner.setup()
+        try:
+            await web.TCPSite(runner, "127.0.0.1", 0, backlog=4096).start()
+            print(f"ready http://127.0.0.1:{runner.addresses[0][1]}", flush=True)
+            reader = asyncio.StreamReader()
+            loop = asyncio.get_running_loop()
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+            await reader.read()  # until the driver closes our stdin
+        finally:
+            await runner.cleanup()
+            if floor is not None:
+                await floor.close()
+            for provider in providers:
+                provider.shutdown()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", choices=["ours", "floor"], required=True)
+    parser.add_argument("--orchestrator", choices=["langchain", "openai"], required=True)
+    parser.add_argument("--emulator", required=True)
+    parser.add_argument("--secret", required=True)
+    parser.add_argument("--otel-endpoint")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.ERROR)
+    logging.getLogger("aiohttp.access").setLevel(logging.ERROR)
+    asyncio.run(serve(args))
+
+
+if __name__ == "__main__":
+    main()

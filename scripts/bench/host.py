@@ -1,0 +1,600 @@
+"""Issue 26: a busy agent host's turns, next to the floor and to Microsoft's SDK.
+
+    uv run python scripts/bench/host.py --quick        # ~2-3 minutes on 2 cores
+    uv run python scripts/bench/host.py --full         # the issue's sizes (200 and 1,000 conversations)
+    uv run python scripts/bench/host.py --quick --profile   # + where a warm turn's CPU goes (py-spy)
+
+Processes: the emulator (8..32 notes servers, 20 ms added per gateway/MCP/RTP response), one host process
+per side and orchestrator, and this process, the load generator (it posts Activities for C concurrent
+conversations of C users). Hosts (``_host_server.py``, ``_ms_host.py``):
+
+- ours: the hosted example agent (``examples/hosted_agent``) with the Agent 365 SDK;
+- floor: the same host with no SDK (raw ``mcp`` sessions kept per user, tokens as given, raw aiohttp POST
+  of the history; ``_host_floor.py``);
+- ours + OTel: ours with the SDK tracer and meter providers exporting OTLP/HTTP (batch span processor,
+  periodic metric reader) to a collector on loopback (in this process);
+- Microsoft 2.0.0 (OpenAI only): the same hosted turn with ``microsoft-agents-a365-tooling-extensions-openai``
+  in its own venv (``.bench-venv/ms``, plus ``microsoft-agents-hosting-aiohttp``).
+
+Each turn: a typing indicator, the scripted model calls one tool (``list_notes`` of the first server), the
+reply to the channel (the emulator's connector), the chat history to threat protection. Warm = a user's
+later turns (after the first); cold = new users. CPU is the host process's (``/proc/<pid>/stat``, 10 ms
+ticks) over a phase divided by its turns; RSS and connections to the emulator are the peaks sampled during
+the main warm phase. Every ratio compares numbers of the same run; phases of the sides are interleaved
+round by round. Nothing is asserted: the targets print PASS/MISS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from _common import BENCH_DIR, ROOT, emulator_process, header, table, verdict
+from _host_load import Phase, merge, percentile, run_phase
+from _host_procs import Host, otlp_collector, start_host, start_py_spy, stop_host, summarize_py_spy
+
+PROFILES: dict[str, dict[str, Any]] = {
+    "quick": {
+        "servers": 8,
+        "conversations": 32,
+        "warm_turns": 3,
+        "rounds": 1,
+        "growth_servers": "1,8,32",
+        "growth_conversations": "16,64",
+        "growth_base": 16,
+        "growth_turns": 2,
+        "cold_servers": 16,
+        "cold_users": 8,
+        "cold_concurrency": 4,
+        "ms_turns": 1,
+        "sends_rounds": 1,
+    },
+    "full": {
+        "servers": 8,
+        "conversations": 200,
+        "warm_turns": 4,
+        "rounds": 3,
+        "growth_servers": "1,8,32",
+        "growth_conversations": "50,200,1000",
+        "growth_base": 50,
+        "growth_turns": 3,
+        "cold_servers": 16,
+        "cold_users": 24,
+        "cold_concurrency": 4,
+        "ms_turns": 2,
+        "sends_rounds": 3,
+    },
+}
+
+TARGETS = (
+    ("warm CPU/turn ours / floor", "<= 1.15"),
+    ("warm p99 latency ours / floor", "<= 1.15"),
+    ("throughput ours / Microsoft 2.0.0", ">= 2.0"),
+    ("cold turn latency ours / floor @ cold servers", "<= 1.25"),
+    ("OTel on / off host throughput", ">= 0.90"),
+    ("warm CPU/turn {hi} / {lo} servers (ours)", "within 10 %"),
+    ("threat-protection sends CPU/send ours / floor", "<= 1.2"),
+)
+
+_ids = itertools.count()
+
+
+def new_users(n: int, tag: str) -> list[str]:
+    batch = next(_ids)
+    return [f"u{batch}-{tag}-{i}" for i in range(n)]
+
+
+def ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_const", dest="profile_name", const="quick")
+    size.add_argument("--full", action="store_const", dest="profile_name", const="full")
+    parser.add_argument("--orchestrators", default="langchain,openai")
+    parser.add_argument("--servers", type=int, help="servers of the main warm phase (8)")
+    parser.add_argument("--conversations", type=int, help="concurrent conversations of the main phase")
+    parser.add_argument("--warm-turns", type=int, help="warm turns per conversation per round")
+    parser.add_argument("--rounds", type=int)
+    parser.add_argument("--growth-servers", help="comma-separated server counts ('' = skip)")
+    parser.add_argument("--growth-conversations", help="comma-separated conversation counts ('' = skip)")
+    parser.add_argument("--growth-base", type=int, help="conversations of the server-growth phases")
+    parser.add_argument("--growth-turns", type=int)
+    parser.add_argument("--cold-servers", type=int)
+    parser.add_argument("--cold-users", type=int)
+    parser.add_argument("--cold-concurrency", type=int)
+    parser.add_argument("--ms-turns", type=int, help="turns per conversation of Microsoft's host")
+    parser.add_argument("--sends-rounds", type=int)
+    parser.add_argument("--latency-ms", type=float, default=20.0)
+    parser.add_argument("--no-ms", action="store_true", help="skip Microsoft's host")
+    parser.add_argument("--no-otel", action="store_true", help="skip the OTel host")
+    parser.add_argument("--no-sends", action="store_true", help="skip concurrency.py (sends target)")
+    parser.add_argument("--profile", action="store_true", help="profile a warm phase of our hosts")
+    parser.add_argument("--json", type=Path, help="also write the figures as JSON")
+    args = parser.parse_args(argv)
+    args.profile_name = args.profile_name or "quick"
+    for key, value in PROFILES[args.profile_name].items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    args.orchestrators = [o for o in args.orchestrators.split(",") if o]
+    args.growth_servers = ints(args.growth_servers)
+    args.growth_conversations = ints(args.growth_conversations)
+    return args
+
+
+def fmt_ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+def ratio(a: float, b: float) -> float:
+    return a / b if b else float("nan")
+
+
+class Run:
+    """The phases of one run: ``results[(orchestrator, side, phase)]`` -> the rounds' phases."""
+
+    def __init__(self, args: argparse.Namespace, emu: Any, http: aiohttp.ClientSession) -> None:
+        self.args = args
+        self.emu = emu
+        self.http = http
+        self.results: dict[tuple[str, str, str], list[Phase]] = defaultdict(list)
+        self.service_url = f"{emu.base_url}/"
+
+    async def phase(
+        self,
+        host: Host,
+        key: tuple[str, str, str],
+        users: list[str],
+        servers: int,
+        turns: int,
+        concurrency: int | None = None,
+    ) -> Phase:
+        result = await run_phase(
+            self.http,
+            host,
+            self.service_url,
+            self.emu.port,
+            users=users,
+            servers=servers,
+            turns_each=turns,
+            concurrency=concurrency,
+        )
+        print(
+            f"  {'/'.join(key)}: {result.turns} turns in {result.wall:.1f} s, CPU {result.cpu_per_turn * 1000:.1f} ms/turn",
+            flush=True,
+        )
+        if result.errors:
+            print(f"  ! {key}: {result.errors} failed turns ({result.first_error}); host log:")
+            print("    " + host.log_tail(12).replace("\n", "\n    "))
+        self.results[key].append(result)
+        return result
+
+    def get(self, orchestrator: str, side: str, phase: str) -> Phase | None:
+        phases = self.results.get((orchestrator, side, phase))
+        return merge(phases) if phases else None
+
+
+async def run_sends(rounds: int) -> float | None:
+    """Target 'threat-protection sends': ``concurrency.py``'s CPU per send, ours / floor."""
+    command = [sys.executable, str(BENCH_DIR / "concurrency.py"), "--sends", "1000", "--rounds", str(rounds)]
+    done = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True, cwd=ROOT)
+    match = re.search(r"CPU per send ours / floor\s*\|\s*([0-9.]+)", done.stdout)
+    if not match:
+        print(f"  ! concurrency.py gave no ratio (exit {done.returncode}): {done.stderr[-500:]}")
+        return None
+    return float(match.group(1))
+
+
+async def profile_hosts(run: Run, hosts: dict[tuple[str, str], Host], out: dict[str, Any]) -> None:
+    args = run.args
+    for orchestrator in args.orchestrators:
+        host = hosts[(orchestrator, "ours")]
+        users = new_users(args.conversations, f"profile-{orchestrator}")
+        await run.phase(host, (orchestrator, "ours", "profile-warmup"), users, args.servers, 1)
+        raw = Path(tempfile.mkstemp(prefix=f"pyspy-{orchestrator}-", suffix=".txt")[1])
+        spy = start_py_spy(host, 600, raw)
+        if spy is not None:
+            await asyncio.sleep(1.0)  # py-spy attaches
+            await run.phase(host, (orchestrator, "ours", "profile"), users, args.servers, args.warm_turns * 2)
+            spy.send_signal(signal.SIGINT)
+            await asyncio.to_thread(spy.wait, 30)
+            packages, functions, under_sdk = summarize_py_spy(raw)
+            os.unlink(raw)
+            out[orchestrator] = {
+                "tool": "py-spy",
+                "packages": packages,
+                "functions": functions,
+                "under_sdk": under_sdk,
+            }
+        else:
+            stats = Path(tempfile.mkstemp(prefix=f"cprofile-{orchestrator}-", suffix=".pstats")[1])
+            async with run.http.post(f"{host.url}/_bench/profile/start") as response:
+                response.raise_for_status()
+            await run.phase(host, (orchestrator, "ours", "profile"), users, args.servers, args.warm_turns * 2)
+            async with run.http.post(
+                f"{host.url}/_bench/profile/stop", params={"path": str(stats)}
+            ) as response:
+                response.raise_for_status()
+            import pstats
+
+            entries = pstats.Stats(str(stats)).stats  # type: ignore[attr-defined]
+            total = sum(v[2] for v in entries.values()) or 1.0
+            top = sorted(entries.items(), key=lambda kv: kv[1][2], reverse=True)[:15]
+            functions = [(f"{fn} ({Path(file).name}:{line})", v[2] / total) for (file, line, fn), v in top]
+            os.unlink(stats)
+            out[orchestrator] = {
+                "tool": "cProfile",
+                "packages": [],
+                "functions": functions,
+                "under_sdk": None,
+            }
+
+
+async def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.ERROR)
+    header("A busy host (issue 26)", "uv run python scripts/bench/host.py " + " ".join(sys.argv[1:]))
+    counts = sorted({1, args.servers, args.cold_servers, *args.growth_servers})
+    main_servers = args.servers
+    profile: dict[str, Any] = {}
+    sends_ratio: float | None = None
+    with emulator_process(notes_servers=max(counts), latency_ms=args.latency_ms, counts=counts) as emu:
+        print(
+            f"emulator {emu.base_url} (own process), {args.latency_ms:g} ms added per gateway/MCP/RTP response"
+        )
+        connector = aiohttp.TCPConnector(limit=0, force_close=False)
+        timeout = aiohttp.ClientTimeout(total=300)
+        async with (
+            otlp_collector() as collector,
+            aiohttp.ClientSession(connector=connector, timeout=timeout) as http,
+        ):
+            run = Run(args, emu, http)
+            wanted: list[tuple[str, str, str]] = []
+            for orchestrator in args.orchestrators:
+                wanted += [(orchestrator, "ours", "ours"), (orchestrator, "floor", "floor")]
+                if not args.no_otel:
+                    wanted.append((orchestrator, "otel", "ours"))
+            if not args.no_ms and "openai" in args.orchestrators:
+                wanted.append(("openai", "ms", "ms"))
+            started = await asyncio.gather(
+                *(
+                    start_host(f"{o}-{side}", emu, mode, o, collector.url if side == "otel" else None)
+                    for o, side, mode in wanted
+                )
+            )
+            hosts = {(o, side): h for (o, side, _), h in zip(wanted, started, strict=True)}
+            try:
+                await phases(run, hosts)
+                if args.profile:
+                    await profile_hosts(run, hosts, profile)
+            finally:
+                for host in hosts.values():
+                    stop_host(host)
+            otel_bytes = dict(collector.received)
+        rtp = rtp_check(run, emu)
+    if not args.no_sends:
+        sends_ratio = await run_sends(args.sends_rounds)
+    figures = report(run, args, main_servers, profile, sends_ratio, otel_bytes, rtp)
+    return figures
+
+
+def rtp_check(run: Run, emu: Any) -> dict[str, int]:
+    """Threat protection's records against the turns served (the emulator keeps the last 1,000): each
+    history must hold the scripted model's answer, i.e. the tool was called and answered."""
+    records = emu.control("GET", "/chat-messages")
+    answered = sum(
+        1
+        for r in records
+        if any("characters of notes" in m.get("content", "") for m in r.get("chatHistory", []))
+    )
+    turns = sum(p.turns for phases in run.results.values() for p in phases)
+    print(
+        f"threat-protection records: {len(records)} (the emulator keeps 1,000) for {turns} turns; "
+        f"{answered} hold the tool's answer"
+    )
+    return {"records": len(records), "turns": turns, "with_answer": answered}
+
+
+async def phases(run: Run, hosts: dict[tuple[str, str], Host]) -> None:
+    args = run.args
+    sides = sorted({side for _, side in hosts}, key=["ours", "floor", "otel", "ms"].index)
+    # Main phase: every user's first turn once (unmeasured), then warm rounds, sides interleaved.
+    users: dict[tuple[str, str], list[str]] = {}
+    for (orchestrator, side), host in hosts.items():
+        users[(orchestrator, side)] = new_users(args.conversations, f"{orchestrator}-{side}")
+        await run.phase(host, (orchestrator, side, "first"), users[(orchestrator, side)], args.servers, 1)
+    for round_no in range(args.rounds):
+        print(f"round {round_no + 1}/{args.rounds}", flush=True)
+        for orchestrator in args.orchestrators:
+            for side in sides:
+                if (orchestrator, side) not in hosts:
+                    continue
+                turns = args.ms_turns if side == "ms" else args.warm_turns
+                await run.phase(
+                    hosts[(orchestrator, side)],
+                    (orchestrator, side, "warm"),
+                    users[(orchestrator, side)],
+                    args.servers,
+                    turns,
+                )
+            for side in ("ours", "floor"):  # cold turns: new users, a few at a time
+                fresh = new_users(args.cold_users, f"cold-{orchestrator}-{side}")
+                await run.phase(
+                    hosts[(orchestrator, side)],
+                    (orchestrator, side, "cold"),
+                    fresh,
+                    args.cold_servers,
+                    1,
+                    args.cold_concurrency,
+                )
+    # Growth: CPU per warm turn against servers and conversations (ours and floor).
+    for orchestrator in args.orchestrators:
+        for n in args.growth_servers:
+            for side in ("ours", "floor"):
+                fresh = new_users(args.growth_base, f"gs{n}-{orchestrator}-{side}")
+                await run.phase(hosts[(orchestrator, side)], (orchestrator, side, f"first-s{n}"), fresh, n, 1)
+                await run.phase(
+                    hosts[(orchestrator, side)], (orchestrator, side, f"s{n}"), fresh, n, args.growth_turns
+                )
+        for c in args.growth_conversations:
+            for side in ("ours", "floor"):
+                fresh = new_users(c, f"gc{c}-{orchestrator}-{side}")
+                await run.phase(
+                    hosts[(orchestrator, side)], (orchestrator, side, f"first-c{c}"), fresh, args.servers, 1
+                )
+                await run.phase(
+                    hosts[(orchestrator, side)],
+                    (orchestrator, side, f"c{c}"),
+                    fresh,
+                    args.servers,
+                    args.growth_turns,
+                )
+
+
+def report(
+    run: Run,
+    args: argparse.Namespace,
+    servers: int,
+    profile: dict[str, Any],
+    sends_ratio: float | None,
+    otel_bytes: dict[str, int],
+    rtp: dict[str, int],
+) -> dict[str, Any]:
+    figures: dict[str, Any] = {
+        "args": {k: v for k, v in vars(args).items() if k != "json"},
+        "orchestrators": {},
+    }
+    print()
+    print(
+        f"Main phase: {args.conversations} concurrent conversations, {servers} servers, "
+        f"{args.warm_turns} warm turns each x {args.rounds} round(s) (Microsoft: {args.ms_turns})"
+    )
+    print()
+    labels = {
+        "ours": "ours",
+        "floor": "floor (no SDK)",
+        "otel": "ours + OTel (OTLP)",
+        "ms": "Microsoft 2.0.0",
+    }
+    targets: list[list[str]] = []
+    for orchestrator in args.orchestrators:
+        rows = []
+        o_fig: dict[str, Any] = {}
+        for side in ("ours", "floor", "otel", "ms"):
+            p = run.get(orchestrator, side, "warm")
+            if p is None:
+                continue
+            o_fig[side] = summary(p)
+            rows.append(
+                [
+                    labels[side],
+                    f"{p.throughput:.1f}/s",
+                    fmt_ms(percentile(p.latencies, 50)),
+                    fmt_ms(percentile(p.latencies, 95)),
+                    fmt_ms(percentile(p.latencies, 99)),
+                    fmt_ms(p.cpu_per_turn),
+                    str(p.connections),
+                    f"{p.rss_mib:.0f} MiB",
+                    f"{p.turns}/{p.errors}",
+                ]
+            )
+        print(f"## {orchestrator}: warm turns")
+        table(
+            rows,
+            [
+                "host",
+                "turns/s",
+                "p50",
+                "p95",
+                "p99",
+                "CPU/turn",
+                "conns (peak)",
+                "RSS (peak)",
+                "turns/errors",
+            ],
+        )
+        ours, floor = run.get(orchestrator, "ours", "warm"), run.get(orchestrator, "floor", "warm")
+        cold_rows = []
+        for side in ("ours", "floor"):
+            p = run.get(orchestrator, side, "cold")
+            if p is not None:
+                o_fig[f"cold_{side}"] = summary(p)
+                cold_rows.append(
+                    [
+                        labels[side],
+                        fmt_ms(percentile(p.latencies, 50)),
+                        fmt_ms(percentile(p.latencies, 95)),
+                        fmt_ms(p.cpu_per_turn),
+                        f"{p.turns}/{p.errors}",
+                    ]
+                )
+        print(
+            f"## {orchestrator}: cold turns (new users, {args.cold_servers} servers, {args.cold_concurrency} at a time)"
+        )
+        table(cold_rows, ["host", "p50", "p95", "CPU/turn", "turns/errors"])
+        growth_rows = []
+        for label, keys in (
+            (
+                "servers",
+                [(f"s{n}", f"{n} servers ({args.growth_base} conversations)") for n in args.growth_servers],
+            ),
+            (
+                "conversations",
+                [(f"c{c}", f"{c} conversations ({servers} servers)") for c in args.growth_conversations],
+            ),
+        ):
+            for key, text in keys:
+                po, pf = run.get(orchestrator, "ours", key), run.get(orchestrator, "floor", key)
+                if po is None or pf is None:
+                    continue
+                o_fig[f"growth_{key}"] = {"ours": summary(po), "floor": summary(pf)}
+                growth_rows.append(
+                    [
+                        text,
+                        fmt_ms(po.cpu_per_turn),
+                        fmt_ms(pf.cpu_per_turn),
+                        f"{ratio(po.cpu_per_turn, pf.cpu_per_turn):.2f}",
+                        fmt_ms(percentile(po.latencies, 99)),
+                        fmt_ms(percentile(pf.latencies, 99)),
+                        f"{po.throughput:.1f}/s",
+                        f"{po.rss_mib:.0f} / {pf.rss_mib:.0f} MiB",
+                    ]
+                )
+            del label
+        print(f"## {orchestrator}: growth, CPU per warm turn")
+        table(
+            growth_rows,
+            [
+                "phase",
+                "ours CPU/turn",
+                "floor CPU/turn",
+                "ours/floor",
+                "ours p99",
+                "floor p99",
+                "ours turns/s",
+                "RSS ours / floor",
+            ],
+        )
+        figures["orchestrators"][orchestrator] = o_fig
+
+        def target(
+            index: int,
+            value: float | None,
+            ok: bool | None,
+            note: str = "",
+            name: str = "",
+            o: str = orchestrator,
+        ) -> None:
+            name, goal = name or TARGETS[index][0], TARGETS[index][1]
+            shown = "n/a" if value is None or value != value else f"{value:.2f}"
+            state = "n/a" if value is None or value != value or ok is None else verdict(ok)
+            targets.append([o, name, shown, goal, state + (f" ({note})" if note else "")])
+
+        cpu_ratio = ratio(ours.cpu_per_turn, floor.cpu_per_turn) if ours and floor else None
+        target(0, cpu_ratio, cpu_ratio is not None and cpu_ratio <= 1.15)
+        p99 = (
+            ratio(percentile(ours.latencies, 99), percentile(floor.latencies, 99)) if ours and floor else None
+        )
+        target(1, p99, p99 is not None and p99 <= 1.15)
+        ms = run.get(orchestrator, "ms", "warm")
+        thr = ratio(ours.throughput, ms.throughput) if ours and ms else None
+        target(
+            2,
+            thr,
+            thr is not None and thr >= 2.0,
+            "" if orchestrator == "openai" else "Microsoft has no LangChain extension",
+        )
+        co, cf = run.get(orchestrator, "ours", "cold"), run.get(orchestrator, "floor", "cold")
+        cold = ratio(percentile(co.latencies, 50), percentile(cf.latencies, 50)) if co and cf else None
+        target(3, cold, cold is not None and cold <= 1.25, f"{args.cold_servers} servers, p50")
+        ot = run.get(orchestrator, "otel", "warm")
+        otel = ratio(ot.throughput, ours.throughput) if ot and ours else None
+        target(4, otel, otel is not None and otel >= 0.90)
+        lo, hi = flat_pair(args)
+        s_lo, s_hi = run.get(orchestrator, "ours", f"s{lo}"), run.get(orchestrator, "ours", f"s{hi}")
+        flat = ratio(s_hi.cpu_per_turn, s_lo.cpu_per_turn) if s_lo and s_hi and lo != hi else None
+        target(5, flat, flat is not None and abs(flat - 1) <= 0.10, name=TARGETS[5][0].format(hi=hi, lo=lo))
+        target(
+            6,
+            sends_ratio,
+            sends_ratio is not None and sends_ratio <= 1.2,
+            "concurrency.py, core (either orchestrator)",
+        )
+        o_fig["targets"] = {
+            "cpu": cpu_ratio,
+            "p99": p99,
+            "vs_ms": thr,
+            "cold": cold,
+            "otel": otel,
+            "flat": flat,
+            "sends": sends_ratio,
+        }
+    print("## Targets (same-run ratios)")
+    table(targets, ["orchestrator", "figure", "value", "target", ""])
+    figures["targets"] = targets
+    figures["otel_collector"] = otel_bytes
+    figures["rtp"] = rtp
+    if otel_bytes:
+        print(f"OTLP collector received: {json.dumps(otel_bytes)}")
+        print()
+    for orchestrator, prof in profile.items():
+        print(
+            f"## Profile of a warm phase, ours, {orchestrator} ({prof['tool']}; share of the host's samples)"
+        )
+        if prof["packages"]:
+            table(
+                [[name, f"{share:.1%}"] for name, share in prof["packages"]],
+                ["package of the running frame", "share"],
+            )
+        if prof["under_sdk"] is not None:
+            print(f"samples with an agents_a365 frame on the stack: {prof['under_sdk']:.1%}")
+            print()
+        table([[name, f"{share:.1%}"] for name, share in prof["functions"]], ["function (self)", "share"])
+    figures["profile"] = profile
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1, default=str))
+    return figures
+
+
+def flat_pair(args: argparse.Namespace) -> tuple[int, int]:
+    """The server counts of the flatness target: the main phase's (8) and the largest growth count (32)."""
+    counts = sorted(args.growth_servers)
+    if not counts:
+        return args.servers, args.servers
+    lo = args.servers if args.servers in counts else counts[0]
+    return lo, counts[-1]
+
+
+def summary(p: Phase) -> dict[str, float]:
+    return {
+        "turns": p.turns,
+        "errors": p.errors,
+        "turns_per_s": p.throughput,
+        "p50_ms": percentile(p.latencies, 50) * 1000,
+        "p95_ms": percentile(p.latencies, 95) * 1000,
+        "p99_ms": percentile(p.latencies, 99) * 1000,
+        "cpu_per_turn_ms": p.cpu_per_turn * 1000,
+        "connections": p.connections,
+        "rss_mib": p.rss_mib,
+    }
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
