@@ -20,6 +20,7 @@ from ._history import (
 )
 from ._mcp_pages import MAX_LIST_PAGES, list_all_tools
 from ._redact import describe_error, redact_headers, scrub, scrubbed
+from ._sessions import McpSessionPool
 from ._telemetry import ToolCallSpan, tool_call_span
 from ._telemetry_hooks import mcp_session_span
 from ._turn import TurnIdentity, turn_identity
@@ -33,6 +34,7 @@ __all__ = [
     "PART_SEPARATOR",
     "ExtensionServiceBase",
     "FastShape",
+    "McpSessionPool",
     "NativeMessage",
     "NativeReader",
     "ToolCallSpan",
