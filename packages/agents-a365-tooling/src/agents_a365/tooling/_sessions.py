@@ -37,15 +37,21 @@ from mcp.client.streamable_http import streamable_http_client
 
 from agents_a365.runtime import decode_token_payload, get_sdk_version
 
-from ._mcp_pages import MAX_LIST_PAGES, list_all_tools
-from ._redact import McpErrorType, describe_error
+from ._mcp_pages import MAX_LIST_PAGES, SessionGone, list_tool_pages
+from ._redact import McpErrorType, describe_error, scrub
 from ._telemetry_hooks import mcp_session_span
 from .errors import McpServerConnectionError
 from .headers import TOOLING_DISTRIBUTION
-from .mcp_http import DEFAULT_MAX_MCP_RESPONSE_BYTES, McpResponseTooLarge, mcp_http_client_factory
+from .mcp_http import (
+    DEFAULT_MAX_MCP_RESPONSE_BYTES,
+    McpResponseTooLarge,
+    is_dropped_connection,
+    mcp_http_client_factory,
+    shared_mcp_transport,
+)
 from .models import MCPServerConfig
 
-__all__ = ["McpSessionPool"]
+__all__ = ["MAX_LIST_PAGES", "McpSessionPool"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +67,19 @@ class _Gone(Exception):
 
 
 class _Entry:
-    __slots__ = ("expires_at", "failure", "holder", "key", "last_used", "ready", "retired", "stop", "users")
+    __slots__ = (
+        "client",
+        "expires_at",
+        "failure",
+        "holder",
+        "key",
+        "last_used",
+        "ready",
+        "retired",
+        "stop",
+        "users",
+        "wire",
+    )
 
     def __init__(self, key: _Key, now: float, expires_at: float) -> None:
         self.key = key
@@ -73,6 +91,8 @@ class _Entry:
         self.expires_at = expires_at
         self.retired = False
         self.failure: str | None = None  # why the session ended under its users (an over-cap answer)
+        self.client: Any = None  # the session's HTTP client, and the headers naming the session on it
+        self.wire: Callable[[], dict[str, str]] = dict
 
 
 def _token_lifetime(headers: dict[str, str], skew: float) -> float:
@@ -130,6 +150,7 @@ class McpSessionPool:
         self._entries: dict[_Key, _Entry] = {}
         self._holders: set[asyncio.Task[None]] = set()
         self._timer: asyncio.TimerHandle | None = None
+        self._shared_transport: Any = None
         self._closed = False
         self.opened = 0
         """Sessions opened so far (tests and benchmarks count them)."""
@@ -172,7 +193,7 @@ class McpSessionPool:
                 request, types.CallToolResult, progress_callback=progress_callback
             )
 
-        result = await self.run(server, call)
+        result = await self._run(server, lambda entry: call(entry.ready.result()), idempotent=False)
         if output_schema is not None and not result.isError:
             _check_structured(server, name, result, output_schema)
         return result
@@ -181,9 +202,11 @@ class McpSessionPool:
         self, server: MCPServerConfig, *, max_pages: int = MAX_LIST_PAGES
     ) -> list[types.Tool]:
         """Every page of ``tools/list`` (at most ``max_pages``), within ``timeout`` in total."""
-        return await self.run(
-            server, lambda session: list_all_tools(session, max_pages=max_pages), idempotent=True
-        )
+
+        async def listing(entry: _Entry) -> list[types.Tool]:
+            return await list_tool_pages(entry.client, server.url, entry.wire(), max_pages=max_pages)
+
+        return await self._run(server, listing, idempotent=True)
 
     async def run(
         self,
@@ -197,6 +220,11 @@ class McpSessionPool:
         Retried once on a new session when the server forgot the session (404) or it ended before the
         request was sent; ``idempotent`` operations also when the connection was lost mid-request.
         """
+        return await self._run(server, lambda entry: operation(entry.ready.result()), idempotent=idempotent)
+
+    async def _run(
+        self, server: MCPServerConfig, operation: Callable[[_Entry], Awaitable[T]], *, idempotent: bool
+    ) -> T:
         if not isinstance(server, MCPServerConfig):
             raise TypeError("server must be an MCPServerConfig")
         where = f"MCP server {server.mcp_server_name!r} at {server.url}"
@@ -220,17 +248,17 @@ class McpSessionPool:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _run_once(
-        self, server: MCPServerConfig, operation: Callable[[ClientSession], Awaitable[T]], idempotent: bool
+        self, server: MCPServerConfig, operation: Callable[[_Entry], Awaitable[T]], idempotent: bool
     ) -> T:
         entry = self._acquire(server)
         try:
-            session = await asyncio.shield(entry.ready)  # shared connect: one cancelled caller keeps it going
+            await asyncio.shield(entry.ready)  # shared connect: one cancelled caller keeps it going
             holder = entry.holder
             if holder is None or holder.done():
                 raise _Gone("the session had ended")
             # The request races the session's end: a transport that fails (a dropped connection, an
             # over-cap answer) ends the holder, and mcp then never answers the requests in flight.
-            request = asyncio.ensure_future(operation(session))
+            request = asyncio.ensure_future(operation(entry))
             try:
                 await asyncio.wait((request, holder), return_when=asyncio.FIRST_COMPLETED)
             finally:
@@ -249,15 +277,19 @@ class McpSessionPool:
                 raise _Gone(entry.failure or "the session had ended")
             if isinstance(exc, McpServerConnectionError):
                 raise exc
+            if isinstance(exc, McpResponseTooLarge):  # our own listing's read: the session is still fine
+                raise self._error(server, str(exc))
             code = _error_code(exc)
-            if code == _SESSION_TERMINATED:  # the server forgot the session: it did not run the request
+            if code == _SESSION_TERMINATED or isinstance(
+                exc, SessionGone
+            ):  # the server forgot the session: it did not run the request
                 self._retire(entry)
-                raise _Gone(describe_error(exc))
+                raise _Gone(_describe(exc))
             if code == _CONNECTION_CLOSED:
                 self._retire(entry)
                 if idempotent:
                     raise _Gone(describe_error(exc))
-            raise self._error(server, describe_error(exc)[:500])
+            raise self._error(server, _describe(exc))
         finally:
             self._release(entry)
 
@@ -336,18 +368,36 @@ class McpSessionPool:
 
     async def _hold(self, entry: _Entry, server: MCPServerConfig) -> None:
         name = server.mcp_server_name
+
+        async def on_message(message: object) -> None:
+            # mcp hands the session what its transport could not read (an answer that is not JSON-RPC)
+            # and then never answers the request: end the session, so its requests fail now.
+            if isinstance(message, Exception) and entry.holder is not None:
+                entry.failure = f"the server's answer is not JSON-RPC ({type(message).__name__})"
+                entry.holder.cancel()
+
         try:
             async with contextlib.AsyncExitStack() as stack:
                 async with asyncio.timeout(self.timeout or None):  # a connect nobody waits for ends too
-                    client = mcp_http_client_factory(dict(server.headers), max_bytes=self.max_response_bytes)
+                    client = mcp_http_client_factory(
+                        dict(server.headers), max_bytes=self.max_response_bytes, transport=self._transport()
+                    )
                     await stack.enter_async_context(client)
                     streams = streamable_http_client(server.url, http_client=client)
-                    read, write, _ = await stack.enter_async_context(streams)
+                    read, write, session_id = await stack.enter_async_context(streams)
                     session = await stack.enter_async_context(
-                        ClientSession(read, write, client_info=_CLIENT_INFO)
+                        ClientSession(read, write, message_handler=on_message, client_info=_CLIENT_INFO)
                     )
                     with mcp_session_span(name, server.url):  # the handshake, in the first caller's trace
-                        await session.initialize()
+                        hello = await session.initialize()
+                version = str(
+                    getattr(hello, "protocolVersion", None) or getattr(hello, "protocol_version", "")
+                )
+                entry.client = client
+                entry.wire = lambda: {
+                    "mcp-protocol-version": version,
+                    **({"mcp-session-id": sid} if (sid := session_id()) else {}),
+                }
                 self.opened += 1
                 logger.debug("MCP session %r opened", name)
                 entry.ready.set_result(session)
@@ -355,16 +405,27 @@ class McpSessionPool:
             logger.debug("MCP session %r closed", name)
         except BaseException as exc:  # the holder's end: nothing propagates out of the task
             failure = _too_large(exc)
-            entry.failure = str(failure) if failure is not None else None
-            text = entry.failure or describe_error(exc)
+            if failure is not None:
+                entry.failure = str(failure)
+            text = entry.failure or _describe(exc)
             if not entry.ready.done():
-                entry.ready.set_exception(self._error(server, text))
+                # A connection dropped on the wire (a reused keep-alive connection the server closed):
+                # worth one new session; anything else fails the callers now.
+                retry = is_dropped_connection(_leaf(exc))
+                entry.ready.set_exception(_Gone(text) if retry else self._error(server, text))
             elif not isinstance(exc, asyncio.CancelledError):
                 logger.debug("MCP session %r ended: %s", name, text)
         finally:
             self._retire(entry)
             if entry.ready.done() and not entry.ready.cancelled():
                 entry.ready.exception()  # retrieved: no "never retrieved" warning
+
+    def _transport(self) -> Any:
+        """One connection pool for every session of this pool (keep-alive connections reused across
+        sessions and users: each request carries its session's own headers)."""
+        if self._shared_transport is None:
+            self._shared_transport = shared_mcp_transport()
+        return self._shared_transport
 
     async def aclose(self) -> None:
         """Refuse new calls and close every session once its calls return (then, past 5 s, cancel them)."""
@@ -381,9 +442,33 @@ class McpSessionPool:
                 holder.cancel()
             if pending:
                 await asyncio.wait(pending)
+        transport, self._shared_transport = self._shared_transport, None
+        if transport is not None:
+            await transport.close()
 
 
 _CLIENT_INFO = types.Implementation(name=TOOLING_DISTRIBUTION, version=get_sdk_version(TOOLING_DISTRIBUTION))
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _describe(exc: BaseException) -> str:
+    """What went wrong, without the server's extra data or anything token-shaped."""
+    exc = _leaf(exc)
+    code = _error_code(exc)
+    if code is not None:
+        message = getattr(getattr(exc, "error", None), "message", None) or getattr(exc, "message", "")
+        return f"JSON-RPC error {code}: {scrub(message)[:300]}"
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if isinstance(exc, Exception) and isinstance(status, int) and not isinstance(exc, ValueError):
+        return f"HTTP {status}"
+    if isinstance(exc, ValueError) and hasattr(exc, "error_count"):  # pydantic: its text may quote the input
+        return f"the server's answer is invalid ({exc.error_count()} validation error(s))"
+    return describe_error(exc)[:500]
 
 
 def _error_code(exc: BaseException) -> object:

@@ -18,9 +18,8 @@ from ._history import (
     join_parts,
     sendable,
 )
-from ._mcp_pages import MAX_LIST_PAGES, list_all_tools
 from ._redact import describe_error, redact_headers, scrub, scrubbed
-from ._sessions import McpSessionPool
+from ._sessions import MAX_LIST_PAGES, McpSessionPool
 from ._telemetry import ToolCallSpan, tool_call_span
 from ._telemetry_hooks import mcp_session_span
 from ._turn import TurnIdentity, turn_identity
@@ -47,7 +46,6 @@ __all__ = [
     "convert_native",
     "describe_error",
     "join_parts",
-    "list_all_tools",
     "mcp_http_client_factory",
     "mcp_session_span",
     "prime_output_schemas",

@@ -13,6 +13,7 @@ import importlib
 import importlib.metadata
 import ssl
 from collections.abc import AsyncIterator
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
 import httpx
@@ -93,19 +94,57 @@ def shared_ssl_context() -> ssl.SSLContext:
     return _MCP_HTTPX.create_ssl_context()  # type: ignore[no-any-return]
 
 
+class SharedTransport(_MCP_HTTPX.AsyncBaseTransport):  # type: ignore[misc]
+    """One connection pool under many clients: a client's ``aclose`` leaves it open; :meth:`close` ends it."""
+
+    def __init__(self) -> None:
+        # No bound on connections: each open session holds one for its event stream. Idle ones are
+        # dropped before the 5 s idle timeout of common servers, instead of racing their close.
+        limits = _MCP_HTTPX.Limits(max_connections=None, max_keepalive_connections=64, keepalive_expiry=4.0)
+        self._inner = _MCP_HTTPX.AsyncHTTPTransport(verify=shared_ssl_context(), limits=limits)
+
+    async def handle_async_request(self, request: Any) -> Any:
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        pass
+
+    async def close(self) -> None:
+        await self._inner.aclose()
+
+
+def shared_mcp_transport() -> SharedTransport:
+    """A connection pool to hand to several :func:`mcp_http_client_factory` clients (close it at the end)."""
+    return SharedTransport()
+
+
 def mcp_http_client_factory(
     headers: dict[str, str] | None = None,
     timeout: Any = None,
     auth: Any = None,
     *,
     max_bytes: int = DEFAULT_MAX_MCP_RESPONSE_BYTES,
+    transport: SharedTransport | None = None,
 ) -> Any:
     """An HTTP client for an MCP connection: mcp's defaults (no redirects, MCP timeouts), the shared TLS
-    context, every response body capped at ``max_bytes``. Usable as ``httpx_client_factory`` by ``mcp``,
-    langchain-mcp-adapters and the OpenAI Agents SDK. An ``httpx.AsyncClient`` with mcp 1, an
-    ``httpx2.AsyncClient`` with mcp 2."""
+    context, every response body capped at ``max_bytes``, no cookies kept. Usable as
+    ``httpx_client_factory`` by ``mcp``, langchain-mcp-adapters and the OpenAI Agents SDK. An
+    ``httpx.AsyncClient`` with mcp 1, an ``httpx2.AsyncClient`` with mcp 2."""
     if timeout is None:
         timeout = _MCP_HTTPX.Timeout(_TIMEOUT, read=_SSE_READ_TIMEOUT)
-    client = _CappedClient(headers=headers, timeout=timeout, auth=auth, verify=shared_ssl_context())
+    client = _CappedClient(
+        headers=headers,
+        timeout=timeout,
+        auth=auth,
+        verify=shared_ssl_context(),
+        transport=transport,
+        # A server's cookies never come back (a session is per user, but a cookie is not our business).
+        cookies=_MCP_HTTPX.Cookies(CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))),
+    )
     client.max_bytes = max_bytes
     return client
+
+
+def is_dropped_connection(exc: BaseException) -> bool:
+    """Whether ``exc`` is a connection lost on the wire (not a timeout): worth one new attempt."""
+    return isinstance(exc, _MCP_HTTPX.TransportError) and not isinstance(exc, _MCP_HTTPX.TimeoutException)
