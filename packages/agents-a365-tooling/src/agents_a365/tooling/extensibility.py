@@ -5,6 +5,7 @@ and third parties') import the building blocks below, and nothing private. See d
 behaviour every extension must share and the contract suite that checks it.
 """
 
+from ._cache import ToolDefinitionCache
 from ._deprecation import check_options, renamed_kwargs
 from ._history import (
     PART_SEPARATOR,
@@ -26,7 +27,6 @@ from ._turn import TurnIdentity, turn_identity
 from .extension_base import ExtensionServiceBase
 from .mcp_http import mcp_http_client_factory, shared_ssl_context
 from .message_construction import trusted_message
-from .tool_cache import ToolDefinitionCache, prime_output_schemas
 
 __all__ = [
     "MAX_LIST_PAGES",
@@ -48,7 +48,6 @@ __all__ = [
     "join_parts",
     "mcp_http_client_factory",
     "mcp_session_span",
-    "prime_output_schemas",
     "redact_headers",
     "renamed_kwargs",
     "scrub",

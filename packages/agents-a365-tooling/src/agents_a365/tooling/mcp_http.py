@@ -139,7 +139,7 @@ def mcp_http_client_factory(
         verify=shared_ssl_context(),
         transport=transport,
         # A server's cookies never come back (a session is per user, but a cookie is not our business).
-        cookies=_MCP_HTTPX.Cookies(CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))),
+        cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
     )
     client.max_bytes = max_bytes
     return client
