@@ -1,37 +1,103 @@
-"""Every page of an MCP server's ``tools/list``, with a page cap (one helper for core and extensions)."""
+"""Every page of ``tools/list`` on an open MCP session, parsed off the event loop.
+
+The session (``initialize``, its id, its end) is the official client's; only the ``tools/list`` requests
+are sent here, on the session's own HTTP client. Why: mcp's transport validates each answer with
+``JSONRPCMessage.model_validate_json``, which holds the GIL (and the event loop) for the whole answer:
+2.7 s for a 15 MiB listing of 3,000 tools in ``tests/reliability/test_loop_stalls.py``'s setting, while
+``json.loads`` in a worker thread lets the loop run (under 20 ms of lag). Measured in docs/performance.md.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any
 
-from mcp import ClientSession
-from mcp.types import PaginatedRequestParams, Tool
+from httpx_sse import EventSource
+from mcp.types import Tool
 
-__all__ = ["MAX_LIST_PAGES", "list_all_tools"]
+__all__ = ["MAX_LIST_PAGES", "SessionGone", "list_tool_pages"]
 
 MAX_LIST_PAGES = 1000
 """A server repeating or inventing cursors must not keep a listing going; callers add the deadline."""
 
-
-def _next_cursor(page: Any) -> str | None:
-    # mcp 2 types are snake_case, mcp 1 camelCase.
-    cursor = getattr(page, "next_cursor", None) or getattr(page, "nextCursor", None)
-    return cursor if isinstance(cursor, str) and cursor else None
+_IN_THREAD = 256 * 1024  # answers above this are parsed in a worker thread
 
 
-async def list_all_tools(session: ClientSession, *, max_pages: int = MAX_LIST_PAGES) -> list[Tool]:
-    """The tools of every page of ``session``'s ``tools/list``; ``RuntimeError`` past ``max_pages``.
+class SessionGone(Exception):
+    """The server does not know the session any more (HTTP 404 on its id): a new session may list."""
 
-    No deadline of its own: run it under the caller's (``asyncio.timeout``), which bounds the whole listing.
-    """
+
+class ListingError(ValueError):
+    """The server answered, but not with the tools."""
+
+
+def _page(text: str | bytes, request_id: str) -> tuple[list[Tool], str | None] | None:
+    """The tools and next cursor of the answer to ``request_id`` in ``text`` (``None``: not that answer)."""
+    try:
+        message = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ListingError(f"tools/list: the server's answer is not JSON ({type(exc).__name__})") from None
+    for item in message if isinstance(message, list) else [message]:
+        if not isinstance(item, dict) or item.get("id") != request_id:
+            continue  # a notification, or a request of the server's
+        if "error" in item:
+            error = item["error"] if isinstance(item["error"], dict) else {}
+            raise ListingError(f"tools/list: JSON-RPC error {error.get('code')}: {error.get('message')}")
+        result = item.get("result")
+        if not isinstance(result, dict):
+            raise ListingError("tools/list: the server's result is not an object")
+        raw = result.get("tools")
+        if not isinstance(raw, list):
+            raise ListingError("tools/list: the result has no list of tools")
+        try:
+            tools = [Tool.model_validate(each) for each in raw]
+        except ValueError:  # pydantic's ValidationError: its text may quote the input
+            raise ListingError("tools/list: a tool definition is invalid") from None
+        cursor = result.get("nextCursor")
+        return tools, cursor if isinstance(cursor, str) and cursor else None
+    return None
+
+
+async def _parse(text: str | bytes, request_id: str) -> tuple[list[Tool], str | None] | None:
+    if len(text) > _IN_THREAD:
+        return await asyncio.to_thread(_page, text, request_id)
+    return _page(text, request_id)
+
+
+async def _request(client: Any, url: str, headers: dict[str, str], message: dict[str, Any]) -> Any:
+    async with client.stream("POST", url, json=message, headers=headers) as response:
+        if response.status_code == 404:
+            raise SessionGone("tools/list: HTTP 404 (the server ended the session)")
+        if not 200 <= response.status_code < 300:  # redirects too: never followed with the token
+            raise ListingError(f"tools/list: HTTP {response.status_code}")
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            async for event in EventSource(response).aiter_sse():  # the answer may come before the end
+                if event.event == "message" and event.data:
+                    page = await _parse(event.data, message["id"])
+                    if page is not None:
+                        return page
+        else:
+            page = await _parse(await response.aread(), message["id"])
+            if page is not None:
+                return page
+    raise ListingError("tools/list: the server sent no answer")
+
+
+async def list_tool_pages(
+    client: Any, url: str, headers: dict[str, str], *, max_pages: int = MAX_LIST_PAGES
+) -> list[Tool]:
+    """Every tool, page after page (``headers`` carry the session id and protocol version)."""
     if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
         raise ValueError("max_pages must be a positive integer")
+    headers = {**headers, "accept": "application/json, text/event-stream", "content-type": "application/json"}
     tools: list[Tool] = []
     cursor: str | None = None
-    for _ in range(max_pages):
-        page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
-        tools.extend(page.tools)
-        cursor = _next_cursor(page)
+    for number in range(1, max_pages + 1):
+        params = {"cursor": cursor} if cursor else {}
+        message = {"jsonrpc": "2.0", "id": f"a365-list-{number}", "method": "tools/list", "params": params}
+        page, cursor = await _request(client, url, headers, message)
+        tools.extend(page)
         if cursor is None:
             return tools
-    raise RuntimeError(f"tools/list returned more than {max_pages} pages")
+    raise ListingError(f"tools/list returned more than {max_pages} pages")

@@ -5,6 +5,7 @@ and third parties') import the building blocks below, and nothing private. See d
 behaviour every extension must share and the contract suite that checks it.
 """
 
+from ._cache import ToolDefinitionCache
 from ._deprecation import check_options, renamed_kwargs
 from ._history import (
     PART_SEPARATOR,
@@ -18,21 +19,21 @@ from ._history import (
     join_parts,
     sendable,
 )
-from ._mcp_pages import MAX_LIST_PAGES, list_all_tools
 from ._redact import describe_error, redact_headers, scrub, scrubbed
+from ._sessions import MAX_LIST_PAGES, McpSessionPool
 from ._telemetry import ToolCallSpan, tool_call_span
 from ._telemetry_hooks import mcp_session_span
 from ._turn import TurnIdentity, turn_identity
 from .extension_base import ExtensionServiceBase
 from .mcp_http import mcp_http_client_factory, shared_ssl_context
 from .message_construction import trusted_message
-from .tool_cache import ToolDefinitionCache, prime_output_schemas
 
 __all__ = [
     "MAX_LIST_PAGES",
     "PART_SEPARATOR",
     "ExtensionServiceBase",
     "FastShape",
+    "McpSessionPool",
     "NativeMessage",
     "NativeReader",
     "ToolCallSpan",
@@ -45,10 +46,8 @@ __all__ = [
     "convert_native",
     "describe_error",
     "join_parts",
-    "list_all_tools",
     "mcp_http_client_factory",
     "mcp_session_span",
-    "prime_output_schemas",
     "redact_headers",
     "renamed_kwargs",
     "scrub",
