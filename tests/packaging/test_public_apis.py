@@ -297,8 +297,8 @@ class ModuleChecker:
             annotated = {
                 a.arg: ast.unparse(a.annotation).strip("'\"") for a in every if a.annotation is not None
             }
-            new_receivers = receivers
-            if cls is not None and not isinstance(node, ast.Lambda):
+            new_receivers = receivers  # a function nested in a method still sees the method's self
+            if cls is not None and not isinstance(node, ast.Lambda) and node in cls.body:
                 positional = [*args.posonlyargs, *args.args]
                 decorators = {ast.unparse(d) for d in node.decorator_list}
                 if positional and "staticmethod" not in decorators:
@@ -515,6 +515,12 @@ def test_allow_list_stays_short_and_explained() -> None:
             [],
         ),
         ("from . import _server\n_server._private()", []),
+        # A function nested in a method: its own first argument is not self.
+        (
+            "class A:\n    def m(self):\n        self._x = 1\n"
+            "        def inner(other):\n            return self._x, other._secret\n        return inner",
+            ["other._secret"],
+        ),
         # A method's local variable is not a member of its class.
         ("class A:\n    def m(self):\n        _y = 1\n\n\ndef f(x):\n    return x._y", ["x._y"]),
         ("from agents_a365.tooling import service\nservice._x", ["agents_a365.tooling.service._x"]),
