@@ -204,6 +204,8 @@ class McpSessionPool:
         self, server: MCPServerConfig, *, max_pages: int = MAX_LIST_PAGES
     ) -> list[types.Tool]:
         """Every page of ``tools/list`` (at most ``max_pages``), within ``timeout`` in total."""
+        if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
+            raise ValueError("max_pages must be a positive integer")
 
         async def listing(entry: _Entry) -> list[types.Tool]:
             return await list_tool_pages(entry.client, server.url, entry.wire(), max_pages=max_pages)
