@@ -88,8 +88,6 @@ async def list_tool_pages(
     client: Any, url: str, headers: dict[str, str], *, max_pages: int = MAX_LIST_PAGES
 ) -> list[Tool]:
     """Every tool, page after page (``headers`` carry the session id and protocol version)."""
-    if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
-        raise ValueError("max_pages must be a positive integer")
     headers = {**headers, "accept": "application/json, text/event-stream", "content-type": "application/json"}
     tools: list[Tool] = []
     cursor: str | None = None

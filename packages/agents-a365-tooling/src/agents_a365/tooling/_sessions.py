@@ -135,18 +135,22 @@ class McpSessionPool:
         max_response_bytes: int = DEFAULT_MAX_MCP_RESPONSE_BYTES,
         token_expiry_skew: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
+        name: str = "a365-mcp-session",
+        session_spans: bool = True,
     ) -> None:
         if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 0:
             raise ValueError("max_sessions must be a non-negative integer")
-        for name, value in (("timeout", timeout), ("idle_timeout", idle_timeout)):
+        for what, value in (("timeout", timeout), ("idle_timeout", idle_timeout)):
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-                raise ValueError(f"{name} must be a non-negative number of seconds")
+                raise ValueError(f"{what} must be a non-negative number of seconds")
         self.timeout = float(timeout)
         self.idle_timeout = float(idle_timeout)
         self.max_sessions = max_sessions
         self.max_response_bytes = max_response_bytes
         self.token_expiry_skew = token_expiry_skew
         self._clock = clock
+        self._name = name  # the holder tasks' name prefix (``<name>-<server>``)
+        self._session_spans = session_spans  # an ``initialize`` span per session opened
         self._entries: dict[_Key, _Entry] = {}
         self._holders: set[asyncio.Task[None]] = set()
         self._timer: asyncio.TimerHandle | None = None
@@ -202,6 +206,8 @@ class McpSessionPool:
         self, server: MCPServerConfig, *, max_pages: int = MAX_LIST_PAGES
     ) -> list[types.Tool]:
         """Every page of ``tools/list`` (at most ``max_pages``), within ``timeout`` in total."""
+        if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
+            raise ValueError("max_pages must be a positive integer")
 
         async def listing(entry: _Entry) -> list[types.Tool]:
             return await list_tool_pages(entry.client, server.url, entry.wire(), max_pages=max_pages)
@@ -241,7 +247,7 @@ class McpSessionPool:
                         logger.debug("%s: session gone (%s): a new session, once", where, gone)
         except TimeoutError:
             raise McpServerConnectionError(
-                f"{where} did not answer within {self.timeout} s",
+                f"{where} failed: TimeoutError (did not answer within {self.timeout} s)",
                 server_name=server.mcp_server_name,
                 url=server.url,
             ) from None
@@ -314,7 +320,7 @@ class McpSessionPool:
             entry = _Entry(key, now, now + _token_lifetime(dict(server.headers), self.token_expiry_skew))
             self._entries[key] = entry
             holder = asyncio.get_running_loop().create_task(
-                self._hold(entry, server), name=f"a365-mcp-session-{server.mcp_server_name}"
+                self._hold(entry, server), name=f"{self._name}-{server.mcp_server_name}"
             )
             entry.holder = holder
             self._holders.add(holder)
@@ -372,7 +378,7 @@ class McpSessionPool:
         async def on_message(message: object) -> None:
             # mcp hands the session what its transport could not read (an answer that is not JSON-RPC)
             # and then never answers the request: end the session, so its requests fail now.
-            if isinstance(message, Exception) and entry.holder is not None:
+            if isinstance(message, ValueError) and entry.holder is not None:  # pydantic's, json's
                 entry.failure = f"the server's answer is not JSON-RPC ({type(message).__name__})"
                 entry.holder.cancel()
 
@@ -388,7 +394,8 @@ class McpSessionPool:
                     session = await stack.enter_async_context(
                         ClientSession(read, write, message_handler=on_message, client_info=_CLIENT_INFO)
                     )
-                    with mcp_session_span(name, server.url):  # the handshake, in the first caller's trace
+                    span = mcp_session_span(name, server.url) if self._session_spans else contextlib.nullcontext()
+                    with span:  # the handshake, in the first caller's trace
                         hello = await session.initialize()
                 version = str(
                     getattr(hello, "protocolVersion", None) or getattr(hello, "protocol_version", "")
@@ -408,6 +415,8 @@ class McpSessionPool:
             if failure is not None:
                 entry.failure = str(failure)
             text = entry.failure or _describe(exc)
+            if isinstance(exc, asyncio.CancelledError) and self._closed:
+                text = "the session pool was closed while connecting"
             if not entry.ready.done():
                 # A connection dropped on the wire (a reused keep-alive connection the server closed):
                 # worth one new session; anything else fails the callers now.
@@ -435,6 +444,8 @@ class McpSessionPool:
             self._timer = None
         for entry in list(self._entries.values()):
             self._retire(entry)
+            if not entry.ready.done() and entry.holder is not None:
+                entry.holder.cancel()  # still connecting: nothing to close politely, its callers fail now
         holders = list(self._holders)
         if holders:
             _, pending = await asyncio.wait(holders, timeout=_CLOSE_TIMEOUT)

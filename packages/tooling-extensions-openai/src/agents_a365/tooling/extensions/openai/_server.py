@@ -34,7 +34,7 @@ from mcp.types import (
     ReadResourceResult,
 )
 
-from agents_a365.tooling import McpServerConnectionError, ToolDefinitionCache, prime_output_schemas
+from agents_a365.tooling import McpServerConnectionError, ToolDefinitionCache
 from agents_a365.tooling.extensibility import MAX_LIST_PAGES, mcp_session_span, scrubbed
 
 from ._telemetry import noting_call_id, traced_call_tool
@@ -168,14 +168,7 @@ class A365MCPServer(MCPServerStreamableHttp):
                     ready.set_exception(exc)
             return
         logger.debug("MCP server %r connected", self.name)
-        try:
-            if self._cached is not None and self.session is not None:
-                prime_output_schemas(self.session, self._cached)
-        except Exception as exc:  # never leave the caller waiting on `ready` (it would hang)
-            ready.set_exception(exc)
-            self._release.set()
-        else:
-            ready.set_result(None)
+        ready.set_result(None)
         try:
             await self._release.wait()
         except asyncio.CancelledError:
