@@ -114,20 +114,17 @@ async def start_host(
             emu.secret,
             *(["--otel-endpoint", otel_endpoint] if otel_endpoint else []),
         ]
-    return await asyncio.to_thread(_spawn, label, command, env, log)
-
-
-def _spawn(label: str, command: list[str], env: dict[str, str], log: Path) -> Host:
-    with open(log, "w") as err:
-        process = subprocess.Popen(
+    # Popen on this (the main) thread: a host's PR_SET_PDEATHSIG follows the thread that forked it.
+    with open(log, "w") as err:  # noqa: ASYNC230 (a local temp file)
+        process = subprocess.Popen(  # noqa: ASYNC220 (fork + exec, milliseconds)
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True, env=env, cwd=ROOT
         )
     assert process.stdout is not None
-    line = process.stdout.readline()  # the host prints its URL once serving, or exits
+    line = await asyncio.to_thread(process.stdout.readline)  # the host prints its URL once serving, or exits
     if not line.startswith("ready "):
         process.kill()
         process.wait()
-        raise RuntimeError(f"host {label} did not start:\n{log.read_text(errors='replace')[-3000:]}")
+        raise RuntimeError(f"host {label} did not start:\n{log.read_text(errors='replace')[-3000:]}")  # noqa: ASYNC240
     return Host(label, line.split()[1], process, log)
 
 
@@ -136,10 +133,14 @@ def stop_host(host: Host) -> None:
         assert host.process.stdin is not None
         host.process.stdin.close()  # the host's signal to shut down
     try:
-        host.process.wait(15)
+        host.process.wait(10)
     except subprocess.TimeoutExpired:
-        host.process.kill()
-        host.process.wait()
+        host.process.terminate()
+        try:
+            host.process.wait(5)
+        except subprocess.TimeoutExpired:
+            host.process.kill()
+            host.process.wait()
     if host.process.stdout is not None:
         host.process.stdout.close()
     with contextlib.suppress(OSError):

@@ -120,6 +120,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--cold-servers", type=int)
     parser.add_argument("--cold-users", type=int)
     parser.add_argument("--cold-concurrency", type=int)
+    parser.add_argument(
+        "--first-concurrency",
+        type=int,
+        default=8,
+        help="users whose first (unmeasured) turn runs at once: a larger burst of cold turns overloads the "
+        "emulator's one event loop",
+    )
     parser.add_argument("--ms-turns", type=int, help="turns per conversation of Microsoft's host")
     parser.add_argument("--sends-rounds", type=int)
     parser.add_argument("--latency-ms", type=float, default=20.0)
@@ -319,7 +326,14 @@ async def phases(run: Run, hosts: dict[tuple[str, str], Host]) -> None:
     users: dict[tuple[str, str], list[str]] = {}
     for (orchestrator, side), host in hosts.items():
         users[(orchestrator, side)] = new_users(args.conversations, f"{orchestrator}-{side}")
-        await run.phase(host, (orchestrator, side, "first"), users[(orchestrator, side)], args.servers, 1)
+        await run.phase(
+            host,
+            (orchestrator, side, "first"),
+            users[(orchestrator, side)],
+            args.servers,
+            1,
+            args.first_concurrency,
+        )
     for round_no in range(args.rounds):
         print(f"round {round_no + 1}/{args.rounds}", flush=True)
         for orchestrator in args.orchestrators:
@@ -349,7 +363,14 @@ async def phases(run: Run, hosts: dict[tuple[str, str], Host]) -> None:
         for n in args.growth_servers:
             for side in ("ours", "floor"):
                 fresh = new_users(args.growth_base, f"gs{n}-{orchestrator}-{side}")
-                await run.phase(hosts[(orchestrator, side)], (orchestrator, side, f"first-s{n}"), fresh, n, 1)
+                await run.phase(
+                    hosts[(orchestrator, side)],
+                    (orchestrator, side, f"first-s{n}"),
+                    fresh,
+                    n,
+                    1,
+                    args.first_concurrency,
+                )
                 await run.phase(
                     hosts[(orchestrator, side)], (orchestrator, side, f"s{n}"), fresh, n, args.growth_turns
                 )
@@ -357,7 +378,12 @@ async def phases(run: Run, hosts: dict[tuple[str, str], Host]) -> None:
             for side in ("ours", "floor"):
                 fresh = new_users(c, f"gc{c}-{orchestrator}-{side}")
                 await run.phase(
-                    hosts[(orchestrator, side)], (orchestrator, side, f"first-c{c}"), fresh, args.servers, 1
+                    hosts[(orchestrator, side)],
+                    (orchestrator, side, f"first-c{c}"),
+                    fresh,
+                    args.servers,
+                    1,
+                    args.first_concurrency,
                 )
                 await run.phase(
                     hosts[(orchestrator, side)],
