@@ -79,6 +79,30 @@ class Host:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
 
 
+def ms_host_python() -> Path:
+    """The baseline venv's Python (``_common.ms_python``) with ``microsoft-agents-hosting-aiohttp`` added, at
+    the version of the ``microsoft-agents-hosting-core`` that Microsoft's packages resolved."""
+    python = ms_python()
+    probe = [str(python), "-c", "import microsoft_agents.hosting.aiohttp"]
+    if subprocess.run(probe, capture_output=True).returncode == 0:
+        return python
+    version = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "from importlib.metadata import version; print(version('microsoft-agents-hosting-core'))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    package = f"microsoft-agents-hosting-aiohttp=={version}"
+    print(f"(adding {package} to the baseline venv)", flush=True)
+    uv = os.environ.get("UV", "uv")
+    subprocess.run([uv, "pip", "install", "-q", "--python", str(python), package], check=True)
+    return python
+
+
 def _env(emu: EmulatorProcess) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in {"OPENAI_API_KEY", "PYTHON_ENVIRONMENT"}}
     env.update(PYTHONUNBUFFERED="1")
@@ -98,7 +122,7 @@ async def start_host(
             BENCH_TOKEN_SECRET=emu.secret,
             PYTHONPATH="",
         )
-        command = [str(ms_python()), str(BENCH_DIR / "_ms_host.py")]
+        command = [str(await asyncio.to_thread(ms_host_python)), str(BENCH_DIR / "_ms_host.py")]
     else:
         env = _env(emu)
         command = [
