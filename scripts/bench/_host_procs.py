@@ -185,7 +185,17 @@ def start_py_spy(host: Host, duration: float, out: Path) -> subprocess.Popen[byt
     if tool is None:
         return None
     command = [tool, "record", "--pid", str(host.pid), "--duration", str(max(1, int(duration)))]
-    command += ["--rate", "250", "--format", "raw", "--nonblocking", "-o", str(out)]
+    command += [
+        "--rate",
+        "250",
+        "--format",
+        "raw",
+        "--nonblocking",
+        "--full-filenames",
+        "--function",
+        "-o",
+        str(out),
+    ]
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -236,13 +246,27 @@ def frame_package(frame: str) -> str:
     return "python stdlib/other"
 
 
-def summarize_py_spy(
-    raw: Path, top: int = 15
-) -> tuple[list[tuple[str, float]], list[tuple[str, float]], float]:
-    """From py-spy's collapsed stacks: CPU share by package of the running frame (self), the top
-    functions by self share, and the share of samples with an ``agents_a365`` frame on the stack."""
+@dataclass
+class Profile:
+    """Shares of a host's samples: by package of the running frame, by function (self), by function
+    anywhere on the stack (inclusive), and the share under an ``agents_a365`` frame."""
+
+    packages: list[tuple[str, float]]
+    self_functions: list[tuple[str, float]]
+    inclusive: list[tuple[str, float]]
+    under_sdk: float
+
+
+def _function(frame: str) -> str:
+    name, _, where = frame.partition(" (")
+    path = where.rstrip(")").rsplit(":", 1)[0]
+    return f"{name} ({frame_package(frame)}: {Path(path).name})"
+
+
+def summarize_py_spy(raw: Path, top: int = 20) -> Profile:
     by_package: Counter[str] = Counter()
     by_function: Counter[str] = Counter()
+    inclusive: Counter[str] = Counter()
     under_sdk = 0
     total = 0
     for line in raw.read_text(errors="replace").splitlines():
@@ -250,18 +274,27 @@ def summarize_py_spy(
         if not stack or not count_text.isdigit():
             continue
         count = int(count_text)
-        frames = stack.split(";")
-        leaf = frames[-1]
+        frames = stack.split(";")[1:] if stack.startswith(("process ", "thread ")) else stack.split(";")
+        frames = [f for f in frames if " (" in f]
+        if not frames:
+            continue
         total += count
-        by_package[frame_package(leaf)] += count
-        by_function[leaf.split(" (")[0] + " [" + frame_package(leaf) + "]"] += count
+        by_package[frame_package(frames[-1])] += count
+        by_function[_function(frames[-1])] += count
+        for name in {_function(f) for f in frames}:
+            inclusive[name] += count
         if any(frame_package(f) == "agents_a365" for f in frames):
             under_sdk += count
     if not total:
-        return [], [], 0.0
-    packages = [(name, n / total) for name, n in by_package.most_common(top)]
-    functions = [(name, n / total) for name, n in by_function.most_common(top)]
-    return packages, functions, under_sdk / total
+        return Profile([], [], [], 0.0)
+    # Frames on (nearly) every stack are the event loop and the thread bootstrap: not informative.
+    informative = [(n, c / total) for n, c in inclusive.most_common() if c / total < 0.9]
+    return Profile(
+        [(name, n / total) for name, n in by_package.most_common(top)],
+        [(name, n / total) for name, n in by_function.most_common(top)],
+        informative[:top],
+        under_sdk / total,
+    )
 
 
 # -- the loopback OTLP collector ----------------------------------------------------------------------------
