@@ -257,13 +257,41 @@ class Profile:
     under_sdk: float
 
 
+_PIPELINE = {
+    "process",
+    "process_request",
+    "process_activity",
+    "run_pipeline",
+    "_receive_activity_internal",
+    "receive_activity_with_status",
+    "on_turn",
+    "_on_turn",
+    "_on_activity",
+    "_start_long_running_call",
+    "start_agent_process",
+    "_jwt_authorization_middleware",
+    "create_web_app.<locals>.messages",
+    "create_agent_app.<locals>.on_message",
+    "floor_app.<locals>.on_message",
+    "main",
+    "<module>",
+    "serve",
+}
+
+
+def _plumbing(function: str) -> bool:
+    name, _, rest = function.partition(" (")
+    package = rest.split(":")[0]
+    return package in {"asyncio", "aiohttp", "anyio", "python stdlib/other"} or name in _PIPELINE
+
+
 def _function(frame: str) -> str:
     name, _, where = frame.partition(" (")
     path = where.rstrip(")").rsplit(":", 1)[0]
     return f"{name} ({frame_package(frame)}: {Path(path).name})"
 
 
-def summarize_py_spy(raw: Path, top: int = 20) -> Profile:
+def summarize_py_spy(raw: Path, top: int = 30) -> Profile:
     by_package: Counter[str] = Counter()
     by_function: Counter[str] = Counter()
     inclusive: Counter[str] = Counter()
@@ -287,8 +315,8 @@ def summarize_py_spy(raw: Path, top: int = 20) -> Profile:
             under_sdk += count
     if not total:
         return Profile([], [], [], 0.0)
-    # Frames on (nearly) every stack are the event loop and the thread bootstrap: not informative.
-    informative = [(n, c / total) for n, c in inclusive.most_common() if c / total < 0.9]
+    # The event loop, the server and hosting-core's pipeline down to the handler are on every turn's stack.
+    informative = [(n, c / total) for n, c in inclusive.most_common() if not _plumbing(n)]
     return Profile(
         [(name, n / total) for name, n in by_package.most_common(top)],
         [(name, n / total) for name, n in by_function.most_common(top)],

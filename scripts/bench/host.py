@@ -223,8 +223,9 @@ async def profile_hosts(run: Run, hosts: dict[tuple[str, str], Host], out: dict[
             spy.send_signal(signal.SIGINT)
             await asyncio.to_thread(spy.wait, 30)
             summary_ = summarize_py_spy(raw)
-            os.unlink(raw)
+            print(f"  py-spy's collapsed stacks: {raw}")
             out[orchestrator] = {
+                "raw": str(raw),
                 "tool": "py-spy",
                 "packages": summary_.packages,
                 "functions": summary_.self_functions,
@@ -576,7 +577,15 @@ def report(
         lo, hi = flat_pair(args)
         s_lo, s_hi = run.get(orchestrator, "ours", f"s{lo}"), run.get(orchestrator, "ours", f"s{hi}")
         flat = ratio(s_hi.cpu_per_turn, s_lo.cpu_per_turn) if s_lo and s_hi and lo != hi else None
-        target(5, flat, flat is not None and abs(flat - 1) <= 0.10, name=TARGETS[5][0].format(hi=hi, lo=lo))
+        f_lo, f_hi = run.get(orchestrator, "floor", f"s{lo}"), run.get(orchestrator, "floor", f"s{hi}")
+        floor_flat = ratio(f_hi.cpu_per_turn, f_lo.cpu_per_turn) if f_lo and f_hi and lo != hi else None
+        target(
+            5,
+            flat,
+            flat is not None and abs(flat - 1) <= 0.10,
+            f"floor {floor_flat:.2f}" if floor_flat is not None else "",
+            name=TARGETS[5][0].format(hi=hi, lo=lo),
+        )
         target(
             6,
             sends_ratio,
