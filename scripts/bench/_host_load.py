@@ -19,6 +19,9 @@ from _host_procs import Host, now
 
 from agents_a365.emulator import channel_activity
 
+TURN_TIMEOUT = aiohttp.ClientTimeout(total=60)
+"""A turn that takes longer is counted as an error (the run goes on)."""
+
 
 @dataclass
 class Phase:
@@ -86,7 +89,7 @@ async def run_phase(
                 )
                 t0 = now()
                 try:
-                    async with http.post(host.messages_url, json=activity) as response:
+                    async with http.post(host.messages_url, json=activity, timeout=TURN_TIMEOUT) as response:
                         await response.read()
                         ok = response.status < 300
                         if not ok and not phase.first_error:

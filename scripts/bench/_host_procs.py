@@ -79,6 +79,30 @@ class Host:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
 
 
+def ms_host_python() -> Path:
+    """The baseline venv's Python (``_common.ms_python``) with ``microsoft-agents-hosting-aiohttp`` added, at
+    the version of the ``microsoft-agents-hosting-core`` that Microsoft's packages resolved."""
+    python = ms_python()
+    probe = [str(python), "-c", "import microsoft_agents.hosting.aiohttp"]
+    if subprocess.run(probe, capture_output=True).returncode == 0:
+        return python
+    version = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "from importlib.metadata import version; print(version('microsoft-agents-hosting-core'))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    package = f"microsoft-agents-hosting-aiohttp=={version}"
+    print(f"(adding {package} to the baseline venv)", flush=True)
+    uv = os.environ.get("UV", "uv")
+    subprocess.run([uv, "pip", "install", "-q", "--python", str(python), package], check=True)
+    return python
+
+
 def _env(emu: EmulatorProcess) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in {"OPENAI_API_KEY", "PYTHON_ENVIRONMENT"}}
     env.update(PYTHONUNBUFFERED="1")
@@ -98,7 +122,7 @@ async def start_host(
             BENCH_TOKEN_SECRET=emu.secret,
             PYTHONPATH="",
         )
-        command = [str(ms_python()), str(BENCH_DIR / "_ms_host.py")]
+        command = [str(await asyncio.to_thread(ms_host_python)), str(BENCH_DIR / "_ms_host.py")]
     else:
         env = _env(emu)
         command = [
@@ -114,20 +138,17 @@ async def start_host(
             emu.secret,
             *(["--otel-endpoint", otel_endpoint] if otel_endpoint else []),
         ]
-    return await asyncio.to_thread(_spawn, label, command, env, log)
-
-
-def _spawn(label: str, command: list[str], env: dict[str, str], log: Path) -> Host:
-    with open(log, "w") as err:
-        process = subprocess.Popen(
+    # Popen on this (the main) thread: a host's PR_SET_PDEATHSIG follows the thread that forked it.
+    with open(log, "w") as err:  # noqa: ASYNC230 (a local temp file)
+        process = subprocess.Popen(  # noqa: ASYNC220 (fork + exec, milliseconds)
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True, env=env, cwd=ROOT
         )
     assert process.stdout is not None
-    line = process.stdout.readline()  # the host prints its URL once serving, or exits
+    line = await asyncio.to_thread(process.stdout.readline)  # the host prints its URL once serving, or exits
     if not line.startswith("ready "):
         process.kill()
         process.wait()
-        raise RuntimeError(f"host {label} did not start:\n{log.read_text(errors='replace')[-3000:]}")
+        raise RuntimeError(f"host {label} did not start:\n{log.read_text(errors='replace')[-3000:]}")  # noqa: ASYNC240
     return Host(label, line.split()[1], process, log)
 
 
@@ -136,10 +157,14 @@ def stop_host(host: Host) -> None:
         assert host.process.stdin is not None
         host.process.stdin.close()  # the host's signal to shut down
     try:
-        host.process.wait(15)
+        host.process.wait(10)
     except subprocess.TimeoutExpired:
-        host.process.kill()
-        host.process.wait()
+        host.process.terminate()
+        try:
+            host.process.wait(5)
+        except subprocess.TimeoutExpired:
+            host.process.kill()
+            host.process.wait()
     if host.process.stdout is not None:
         host.process.stdout.close()
     with contextlib.suppress(OSError):
@@ -160,7 +185,17 @@ def start_py_spy(host: Host, duration: float, out: Path) -> subprocess.Popen[byt
     if tool is None:
         return None
     command = [tool, "record", "--pid", str(host.pid), "--duration", str(max(1, int(duration)))]
-    command += ["--rate", "250", "--format", "raw", "--nonblocking", "-o", str(out)]
+    command += [
+        "--rate",
+        "250",
+        "--format",
+        "raw",
+        "--nonblocking",
+        "--full-filenames",
+        "--function",
+        "-o",
+        str(out),
+    ]
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -211,13 +246,55 @@ def frame_package(frame: str) -> str:
     return "python stdlib/other"
 
 
-def summarize_py_spy(
-    raw: Path, top: int = 15
-) -> tuple[list[tuple[str, float]], list[tuple[str, float]], float]:
-    """From py-spy's collapsed stacks: CPU share by package of the running frame (self), the top
-    functions by self share, and the share of samples with an ``agents_a365`` frame on the stack."""
+@dataclass
+class Profile:
+    """Shares of a host's samples: by package of the running frame, by function (self), by function
+    anywhere on the stack (inclusive), and the share under an ``agents_a365`` frame."""
+
+    packages: list[tuple[str, float]]
+    self_functions: list[tuple[str, float]]
+    inclusive: list[tuple[str, float]]
+    under_sdk: float
+
+
+_PIPELINE = {
+    "process",
+    "process_request",
+    "process_activity",
+    "run_pipeline",
+    "_receive_activity_internal",
+    "receive_activity_with_status",
+    "on_turn",
+    "_on_turn",
+    "_on_activity",
+    "_start_long_running_call",
+    "start_agent_process",
+    "_jwt_authorization_middleware",
+    "create_web_app.<locals>.messages",
+    "create_agent_app.<locals>.on_message",
+    "floor_app.<locals>.on_message",
+    "main",
+    "<module>",
+    "serve",
+}
+
+
+def _plumbing(function: str) -> bool:
+    name, _, rest = function.partition(" (")
+    package = rest.split(":")[0]
+    return package in {"asyncio", "aiohttp", "anyio", "python stdlib/other"} or name in _PIPELINE
+
+
+def _function(frame: str) -> str:
+    name, _, where = frame.partition(" (")
+    path = where.rstrip(")").rsplit(":", 1)[0]
+    return f"{name} ({frame_package(frame)}: {Path(path).name})"
+
+
+def summarize_py_spy(raw: Path, top: int = 30) -> Profile:
     by_package: Counter[str] = Counter()
     by_function: Counter[str] = Counter()
+    inclusive: Counter[str] = Counter()
     under_sdk = 0
     total = 0
     for line in raw.read_text(errors="replace").splitlines():
@@ -225,18 +302,27 @@ def summarize_py_spy(
         if not stack or not count_text.isdigit():
             continue
         count = int(count_text)
-        frames = stack.split(";")
-        leaf = frames[-1]
+        frames = stack.split(";")[1:] if stack.startswith(("process ", "thread ")) else stack.split(";")
+        frames = [f for f in frames if " (" in f]
+        if not frames:
+            continue
         total += count
-        by_package[frame_package(leaf)] += count
-        by_function[leaf.split(" (")[0] + " [" + frame_package(leaf) + "]"] += count
+        by_package[frame_package(frames[-1])] += count
+        by_function[_function(frames[-1])] += count
+        for name in {_function(f) for f in frames}:
+            inclusive[name] += count
         if any(frame_package(f) == "agents_a365" for f in frames):
             under_sdk += count
     if not total:
-        return [], [], 0.0
-    packages = [(name, n / total) for name, n in by_package.most_common(top)]
-    functions = [(name, n / total) for name, n in by_function.most_common(top)]
-    return packages, functions, under_sdk / total
+        return Profile([], [], [], 0.0)
+    # The event loop, the server and hosting-core's pipeline down to the handler are on every turn's stack.
+    informative = [(n, c / total) for n, c in inclusive.most_common() if not _plumbing(n)]
+    return Profile(
+        [(name, n / total) for name, n in by_package.most_common(top)],
+        [(name, n / total) for name, n in by_function.most_common(top)],
+        informative[:top],
+        under_sdk / total,
+    )
 
 
 # -- the loopback OTLP collector ----------------------------------------------------------------------------

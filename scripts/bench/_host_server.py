@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import importlib.util
 import logging
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -39,6 +41,17 @@ from _host_models import OneToolLangChainModel, OneToolOpenAIModel
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "hosted_agent" / "agent.py"
+
+
+def die_with_parent() -> None:
+    """Linux: SIGTERM when the benchmark process dies, so no host outlives an interrupted run."""
+    import ctypes
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    if os.getppid() == 1:
+        os._exit(1)
 
 
 def load_example() -> ModuleType:
@@ -164,7 +177,7 @@ async def serve(args: argparse.Namespace) -> None:
             )
         web_app = hosted.create_web_app(app, adapter, anonymous=True)
         bench_routes(web_app)
-        runner = web.AppRunner(web_app, access_log=None)
+        runner = web.AppRunner(web_app, access_log=None, shutdown_timeout=2)
         await runner.setup()
         try:
             await web.TCPSite(runner, "127.0.0.1", 0, backlog=4096).start()
@@ -189,6 +202,7 @@ def main() -> None:
     parser.add_argument("--secret", required=True)
     parser.add_argument("--otel-endpoint")
     args = parser.parse_args()
+    die_with_parent()
     logging.basicConfig(level=logging.ERROR)
     logging.getLogger("aiohttp.access").setLevel(logging.ERROR)
     asyncio.run(serve(args))

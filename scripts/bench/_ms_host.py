@@ -14,6 +14,7 @@ returned agent (what a user must do when servers share tool names). Tokens are m
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import sys
@@ -23,6 +24,17 @@ from typing import Any
 from _host_models import OneToolOpenAIModel
 from _ms_worker import _Authorization
 from aiohttp import web
+
+
+def die_with_parent() -> None:
+    """Linux: SIGTERM when the benchmark process dies, so no host outlives an interrupted run."""
+    import ctypes
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    if os.getppid() == 1:
+        os._exit(1)
 
 
 async def main() -> None:
@@ -108,7 +120,7 @@ async def main() -> None:
         return response if response is not None else web.Response(status=202)
 
     web_app.router.add_post("/api/messages", messages)
-    runner = web.AppRunner(web_app, access_log=None)
+    runner = web.AppRunner(web_app, access_log=None, shutdown_timeout=2)
     await runner.setup()
     try:
         await web.TCPSite(runner, "127.0.0.1", 0, backlog=4096).start()
@@ -122,5 +134,6 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    die_with_parent()
     logging.basicConfig(level=logging.CRITICAL)
     asyncio.run(main())
