@@ -8,7 +8,6 @@ behaviour every extension must share and the contract suite that checks it.
 from ._deprecation import check_options, renamed_kwargs
 from ._history import (
     PART_SEPARATOR,
-    FastShape,
     NativeMessage,
     NativeReader,
     build_chat_history,
@@ -25,14 +24,12 @@ from ._telemetry_hooks import mcp_session_span
 from ._turn import TurnIdentity, turn_identity
 from .extension_base import ExtensionServiceBase
 from .mcp_http import mcp_http_client_factory, shared_ssl_context
-from .message_construction import trusted_message
 from .tool_cache import ToolDefinitionCache, prime_output_schemas
 
 __all__ = [
     "MAX_LIST_PAGES",
     "PART_SEPARATOR",
     "ExtensionServiceBase",
-    "FastShape",
     "NativeMessage",
     "NativeReader",
     "ToolCallSpan",
@@ -56,6 +53,5 @@ __all__ = [
     "sendable",
     "shared_ssl_context",
     "tool_call_span",
-    "trusted_message",
     "turn_identity",
 ]
