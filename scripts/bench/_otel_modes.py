@@ -19,7 +19,6 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import agents_a365.tooling._telemetry as _telemetry
-import agents_a365.tooling._telemetry_metrics as _telemetry_metrics
 from agents_a365.tooling import configure_telemetry
 
 MODES = ("absent", "noop", "on")
@@ -27,12 +26,12 @@ MODES = ("absent", "noop", "on")
 
 @contextmanager
 def otel_mode(mode: str) -> Iterator[None]:
-    trace_module, metrics_module = _telemetry._trace, _telemetry_metrics._metrics
+    trace_module, metrics_module = _telemetry._trace, _telemetry._metrics
     exporter = InMemorySpanExporter()
     tracer_provider = meter_provider = None
     if mode == "absent":
         _telemetry._trace = None  # type: ignore[assignment]
-        _telemetry_metrics._metrics = None  # type: ignore[assignment]
+        _telemetry._metrics = None  # type: ignore[assignment]
     elif mode == "on":
         tracer_provider = TracerProvider()
         tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -41,7 +40,7 @@ def otel_mode(mode: str) -> Iterator[None]:
     try:
         yield
     finally:
-        _telemetry._trace, _telemetry_metrics._metrics = trace_module, metrics_module
+        _telemetry._trace, _telemetry._metrics = trace_module, metrics_module
         configure_telemetry()
         if tracer_provider is not None and meter_provider is not None:
             tracer_provider.shutdown()

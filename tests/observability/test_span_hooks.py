@@ -197,3 +197,30 @@ async def test_manifest_discovery_is_a_span_with_its_source(
     assert (attributes["a365.discovery.source"], attributes["a365.discovery.server_count"]) == ("manifest", 2)
     assert "a365.cache.hit" not in attributes  # the manifest is not cached
     assert telemetry.named("a365.tooling.token_exchange") == []
+
+
+def test_a_global_provider_set_after_import_is_followed() -> None:
+    # The module-level tracer and meter of the public API follow the global providers set after the
+    # SDK was imported.
+    script = """
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from agents_a365.tooling.extensibility import tool_call_span
+exporter, reader = InMemorySpanExporter(), InMemoryMetricReader()
+tracers = TracerProvider()
+tracers.add_span_processor(SimpleSpanProcessor(exporter))
+trace.set_tracer_provider(tracers)
+metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
+with tool_call_span("mail", "send_email"):
+    pass
+data = reader.get_metrics_data()
+names = [m.name for r in data.resource_metrics for s in r.scope_metrics for m in s.metrics]
+print([s.name for s in exporter.get_finished_spans()], names)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['execute_tool send_email'] ['a365.tooling.tool_call.duration']"

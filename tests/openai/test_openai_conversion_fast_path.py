@@ -1,10 +1,8 @@
-"""The fast path of ``to_chat_history_messages`` gives exactly what the general path gives.
+"""``to_chat_history_messages`` (a batch) gives exactly what ``to_chat_history_message`` gives per item.
 
-``to_chat_history_messages`` converts plain dict items inline (no per-item call, no
-``model_construct``); ``to_chat_history_message`` (one item) always takes the general path. Both are
-compared here on items around the fast path's shapes: the same text, role, id (or both a fresh
-uuid4), the same timestamp object, the same pydantic state (fields set, extra, private), the same
-wire bytes.
+(Once a test of the inline fast path, removed with ``FastShape``: what stays is the public guarantee.)
+Compared on items around the former fast path's shapes: the same text, role, id (or both a fresh
+uuid4), the same timestamp, the same pydantic state (fields set, extra, private), the same wire bytes.
 """
 
 from __future__ import annotations
@@ -22,7 +20,6 @@ import agents_a365.tooling.extensions.openai._conversion as conversion
 from agents_a365.tooling import ChatHistoryMessage, ChatMessageRequest
 from agents_a365.tooling.extensions.openai import to_chat_history_message, to_chat_history_messages
 from agents_a365.tooling.extensions.openai._conversion import read_item
-from agents_a365.tooling.message_construction import DIRECT_CONSTRUCTION
 
 NOW = datetime(2025, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 ALL_FIELDS = {"id", "role", "content", "timestamp"}
@@ -82,7 +79,8 @@ def _general(items: list[Any], now: datetime) -> list[tuple[Any, ChatHistoryMess
 def _assert_same(item: Any, fast: ChatHistoryMessage, general: ChatHistoryMessage) -> None:
     assert type(fast) is ChatHistoryMessage
     assert (fast.role, fast.content) == (general.role, general.content)
-    assert fast.timestamp is general.timestamp
+    assert fast.timestamp == general.timestamp
+    assert fast.timestamp.tzinfo is UTC
     given_id = item.get("id")
     if isinstance(given_id, str) and given_id.strip():
         assert fast.id == general.id
@@ -108,7 +106,7 @@ def test_fast_path_matches_the_general_path(items: list[dict[str, Any]], now: da
         _assert_same(source, fast_message, general_message)
 
 
-def test_plain_items_take_the_fast_path_and_match(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plain_items_convert_as_one_by_one() -> None:
     items: list[Any] = [
         {"role": "user", "content": "question"},  # EasyInputMessage: no id, no type
         {"id": "msg_1", "role": "user", "content": " padded ", "type": "message"},
@@ -127,16 +125,7 @@ def test_plain_items_take_the_fast_path_and_match(monkeypatch: pytest.MonkeyPatc
         {"id": "  ", "role": "system", "content": "blank id"},
     ]
     expected = _general(items, NOW)
-    assert DIRECT_CONSTRUCTION  # this pydantic's layout: the direct construction is live
-    calls: list[Any] = []
-
-    def general_path(item: Any) -> Any:
-        calls.append(item)
-        return read_item(item)
-
-    monkeypatch.setattr(conversion, "read_item", general_path)
     fast = to_chat_history_messages(items, now=NOW)
-    assert calls == []  # none of them took the general path
     assert [m.content for m in fast] == ["question", " padded ", "two parts", "é \ufffd", "blank id"]
     for fast_message, (source, general_message) in zip(fast, expected, strict=True):
         _assert_same(source, fast_message, general_message)
@@ -189,7 +178,7 @@ def test_messages_of_a_batch_share_nothing_mutable_that_pydantic_changes() -> No
         first.content = "changed"  # frozen
     copied = first.model_copy(update={"timestamp": NOW})  # what the service does for naive timestamps
     assert copied.timestamp == NOW
-    assert first.timestamp == NOW.replace(tzinfo=None)
+    assert first.timestamp == NOW  # a naive ``now`` is taken as UTC
     assert first.model_fields_set == second.model_fields_set == ALL_FIELDS
     body = ChatMessageRequest(
         conversation_id="c", message_id="m", user_message="u", chat_history=[copied, second]

@@ -205,6 +205,7 @@ async def test_errors_say_whether_a_send_queued_too_long_or_was_not_answered() -
     assert all(isinstance(e.exception, ChatHistorySendError) for e in errors), errors
     assert "did not answer within 0.3 s" in str(first_result.errors[0])
     assert "queued too long" in str(second.errors[0])
+    assert [e.exception.cause for e in errors] == ["timeout", "queue_timeout"]  # type: ignore[attr-defined]
     assert [json.loads(r.body)["messageId"] for r in server.requests] == ["a1"]
 
 

@@ -115,7 +115,7 @@ async def test_server_error_is_a_failed_result_after_bounded_retries(emulator: E
     ) as svc:
         result = await svc.send_chat_history(make_turn_context(), HISTORY)
     error = _error(result)
-    assert error.status_code == 500
+    assert (error.cause, error.status_code) == ("http_status", 500)
     assert error.attempts == 3
     assert "HTTP 500" in str(result)
     assert len(emulator.requests_for("rtp")) == 3
@@ -157,6 +157,7 @@ async def test_timeout_is_a_failed_result_within_the_deadline(emulator: Emulator
         started = time.monotonic()
         result = await svc.send_chat_history(make_turn_context(), HISTORY)
     assert "did not answer within 0.5 s" in str(_error(result))
+    assert _error(result).cause == "timeout"
     assert time.monotonic() - started < 0.5 + 1.0
 
 
@@ -167,7 +168,7 @@ async def test_dropped_connection_is_retried_then_reported(emulator: Emulator) -
     ) as svc:
         result = await svc.send_chat_history(make_turn_context(), HISTORY)
     assert "unreachable" in str(_error(result))
-    assert _error(result).attempts == 2
+    assert (_error(result).cause, _error(result).attempts) == ("unreachable", 2)
 
 
 async def test_refused_connection_is_a_failed_result() -> None:

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from agents_a365.tooling.extensibility import (
-    FastShape,
     NativeMessage,
     build_chat_history,
     coerce_timestamp,
@@ -39,20 +38,7 @@ def read_note(note: Note) -> NativeMessage:
     return NativeMessage({"me": "user", "bot": "assistant"}.get(note.author), note.body, note.key, note.at)
 
 
-NOTE_SHAPE = FastShape(
-    types=frozenset({Note}),
-    role_field="author",
-    content_field="body",
-    id_field="key",
-    role_map={"me": "user", "bot": "assistant"},
-    timestamp_fields=("at",),
-)
-
-
-@pytest.mark.parametrize("fast", [None, NOTE_SHAPE], ids=["general", "fast"])
-def test_a_third_extension_gets_every_rule_from_the_builder(
-    fast: FastShape | None, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_a_third_extension_gets_every_rule_from_the_builder(caplog: pytest.LogCaptureFixture) -> None:
     notes = [
         Note("me", "old", "n0"),
         Note("me", "hi \ud800", "n1"),  # a lone surrogate becomes U+FFFD
@@ -62,7 +48,7 @@ def test_a_third_extension_gets_every_rule_from_the_builder(
         Note("me", "dated", "n5", at=1_700_000_000),  # the source's time is kept
     ]
     with caplog.at_level(logging.WARNING, logger="agents_a365.tooling.history"):
-        messages = build_chat_history(notes, read_note, limit=5, now=NOW, fast=fast)
+        messages = build_chat_history(notes, read_note, limit=5, now=NOW)
     assert [(m.role, m.content) for m in messages] == [
         ("user", "hi \ufffd"),
         ("assistant", "answer"),
@@ -138,8 +124,3 @@ def test_coerce_timestamp(value: Any, expected: datetime | None) -> None:
     assert result == expected
     if result is not None:
         assert result.tzinfo is UTC
-
-
-def test_a_fast_shape_checks_at_most_two_timestamp_fields() -> None:
-    with pytest.raises(ValueError, match="timestamp_fields"):
-        FastShape(types=frozenset({dict}), role_field="role", timestamp_fields=("a", "b", "c"))

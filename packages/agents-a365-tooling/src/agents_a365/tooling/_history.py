@@ -17,24 +17,13 @@ import math
 import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
-from .message_construction import (
-    DIRECT_CONSTRUCTION,
-    all_fields,
-    set_dict,
-    set_extra,
-    set_fields_set,
-    set_private,
-    trusted_message,
-)
 from .models import ChatHistoryMessage
 
 __all__ = [
     "PART_SEPARATOR",
-    "FastShape",
     "NativeMessage",
     "NativeReader",
     "build_chat_history",
@@ -66,38 +55,11 @@ NativeReader = Callable[[Any], NativeMessage | None]
 counts the message as failed and goes on."""
 
 
-@dataclass(frozen=True, slots=True)
-class FastShape:
-    """The exact plain shape of an extension's common messages, converted inline by the builder.
-
-    A message whose type is in ``types`` is read from its fields (``item`` itself for a ``dict``,
-    else ``item.__dict__``): role from ``role_field`` (mapped through ``role_map`` when given),
-    content from ``content_field`` (a ``str``, or with ``content_parts`` a list of ``str`` and
-    ``dict`` parts whose ``text`` is a ``str``; parts of other ``type`` than ``part_types`` need the
-    general path), id from ``id_field``. Only exact ``str`` values qualify, and an item with a
-    ``kind_field`` outside ``kinds`` or any of ``timestamp_fields`` set goes the general way: the
-    fast path must give exactly what the reader gives (each extension proves it with a property test).
-    """
-
-    types: frozenset[type]
-    role_field: str
-    content_field: str = "content"
-    id_field: str = "id"
-    role_map: Mapping[str, str] | None = None
-    kind_field: str | None = None
-    kinds: frozenset[str | None] = field(default_factory=lambda: frozenset({None}))
-    content_parts: bool = False
-    part_types: frozenset[str] | None = None
-    timestamp_fields: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        if len(self.timestamp_fields) > 2:
-            raise ValueError("timestamp_fields takes at most two field names")
-
-
 def sendable(text: str) -> str:
     """``text`` unchanged unless it holds lone surrogates (JSON-decoded history can): those cannot be
     encoded as UTF-8 and would fail the whole request, so they become U+FFFD."""
+    if text.isascii():  # O(1): no surrogate, no copy
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -166,8 +128,9 @@ def _convert(item: Any, read: NativeReader, now: datetime) -> ChatHistoryMessage
     if not isinstance(ident, str) or not ident.strip():
         ident = str(uuid.uuid4())
     stamp = coerce_timestamp(source_time) if source_time is not None else None
-    # Every field is a known-valid str/datetime here: skip pydantic validation (hot path).
-    return trusted_message(sendable(ident), sendable(role), sendable(text), stamp or now)
+    return ChatHistoryMessage(
+        id=sendable(ident), role=sendable(role), content=sendable(text), timestamp=stamp or now
+    )
 
 
 def convert_native(item: Any, read: NativeReader, now: datetime | None = None) -> ChatHistoryMessage | None:
@@ -182,7 +145,6 @@ def build_chat_history(
     *,
     limit: int | None = None,
     now: datetime | None = None,
-    fast: FastShape | None = None,
     quiet: Callable[[Any], bool] | None = None,
 ) -> list[ChatHistoryMessage]:
     """``messages`` (oldest first) as :class:`ChatHistoryMessage` objects, in the same order.
@@ -201,59 +163,7 @@ def build_chat_history(
     stamp = now if now is not None else datetime.now(UTC)
     converted: list[ChatHistoryMessage] = []
     skipped = skipped_quiet = 0
-    # The fast path's settings as locals: the loop below runs once per message of every history.
-    shape = fast if DIRECT_CONSTRUCTION else None
-    types: frozenset[type] = shape.types if shape is not None else frozenset()
-    fields_set = all_fields()
-    new, message_class, append = object.__new__, ChatHistoryMessage, converted.append
-    if shape is not None:
-        as_mapping = shape.types == frozenset({dict})
-        role_field, content_field, id_field = shape.role_field, shape.content_field, shape.id_field
-        role_map, kind_field, kinds = shape.role_map, shape.kind_field, shape.kinds
-        parts, part_types = shape.content_parts, shape.part_types
-        # Up to two timestamp fields are checked inline (a generator per message costs too much).
-        stamp_a, stamp_b = (*shape.timestamp_fields, None, None)[:2]
     for item in items:
-        # The fast path, for messages of the exact plain shape with exact str values only, so it
-        # cannot raise; it gives exactly what the general path gives (property tests per extension).
-        # ``s.isspace()`` is ``not s.strip()`` for a non-empty ``s``, without copying it.
-        if type(item) in types:
-            fields = item if as_mapping else item.__dict__
-            kind = fields.get(kind_field) if kind_field is not None else None
-            raw = fields.get(role_field)
-            if role_map is not None:
-                role = role_map.get(raw) if type(raw) is str else None
-            else:
-                role = raw if type(raw) is str and raw and not raw.isspace() else None
-            content = fields.get(content_field)
-            ident = fields.get(id_field)
-            if type(content) is str:
-                text = content if content and not content.isspace() else None
-            elif parts and type(content) is list:
-                text = _fast_parts(content, part_types)
-            else:
-                text = None
-            if (
-                role is not None
-                and text is not None
-                and (ident is None or type(ident) is str)
-                and (kind is None or type(kind) is str)
-                and kind in kinds
-                and (stamp_a is None or fields.get(stamp_a) is None)
-                and (stamp_b is None or fields.get(stamp_b) is None)
-            ):
-                if not ident or ident.isspace():
-                    ident = str(uuid.uuid4())
-                if not (ident.isascii() and role.isascii() and text.isascii()):  # O(1) check
-                    ident, role, text = sendable(ident), sendable(role), sendable(text)
-                # trusted_message inlined: a call is a tenth of the per-message cost.
-                built = new(message_class)
-                set_dict(built, {"id": ident, "role": role, "content": text, "timestamp": stamp})
-                set_fields_set(built, fields_set)
-                set_extra(built, None)
-                set_private(built, None)
-                append(built)
-                continue
         try:
             result = _convert(item, read, stamp)
         except Exception as exc:
@@ -282,27 +192,3 @@ def build_chat_history(
             len(converted),
         )
     return converted
-
-
-def _fast_parts(parts: list[Any], part_types: frozenset[str] | None) -> str | None:
-    """The joined text of ``parts`` when every part is an exact ``str`` or ``dict`` (of a type in
-    ``part_types``, when given) whose ``text`` is an exact ``str`` or absent; ``None`` otherwise, and
-    when no part has text (the general path then looks further)."""
-    texts: list[str] = []
-    for part in parts:
-        if type(part) is str:
-            piece: Any = part
-        elif type(part) is dict:
-            if part_types is not None:
-                kind = part.get("type", "text")
-                if type(kind) is not str or kind not in part_types:
-                    return None
-            piece = part.get("text")
-        else:
-            return None
-        if type(piece) is str:
-            if piece and not piece.isspace():
-                texts.append(piece)
-        elif piece is not None:
-            return None
-    return PART_SEPARATOR.join(texts) if texts else None

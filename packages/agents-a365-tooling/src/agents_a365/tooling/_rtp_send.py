@@ -19,7 +19,7 @@ import httpx
 
 from agents_a365.runtime import OperationError, OperationResult
 
-from ._bounded_http import ResponseTooLargeError
+from ._bounded_http import ResponseTooLargeError, request_bounded
 from ._redact import scrub
 from ._retry import RETRYABLE_STATUS, backoff_delay, parse_retry_after
 from ._telemetry_hooks import rtp_attempt
@@ -102,6 +102,7 @@ async def send_chat_history_request(
             error = ChatHistorySendError(
                 f"threat protection send to {url} queued too long: no free slot within "
                 f"{settings.queue_timeout} s (chat_history_concurrency is reached)",
+                cause="queue_timeout",
                 attempts=attempt - 1,
             )
             break
@@ -109,22 +110,27 @@ async def send_chat_history_request(
         logger.debug("chat history send attempt %d to %s (%d bytes)", attempt, url, len(body))
         started = now()
         try:
-            response = await rtp_attempt(  # request_bounded, in an attempt span
-                client,
-                "POST",
-                url,
-                headers=headers,
-                content=body,
-                timeout=wire_left,
-                max_bytes=settings.max_response_bytes,
-            )
+            with rtp_attempt("POST", url) as span:  # a span per attempt when traced
+                response = await request_bounded(
+                    client,
+                    "POST",
+                    url,
+                    headers=headers,
+                    content=body,
+                    timeout=wire_left,
+                    max_bytes=settings.max_response_bytes,
+                )
+                span.answered(response.status_code, response.headers)
         except TimeoutError:
             error = ChatHistorySendError(
                 f"threat protection at {url} did not answer within {settings.wire_timeout} s",
+                cause="timeout",
                 attempts=attempt,
             )
         except ResponseTooLargeError as exc:
-            error = ChatHistorySendError(f"threat protection at {url} answered a {exc}", attempts=attempt)
+            error = ChatHistorySendError(
+                f"threat protection at {url} answered a {exc}", cause="response_too_large", attempts=attempt
+            )
         except httpx.HTTPError as exc:
             error = ChatHistorySendError(
                 f"threat protection at {url} is unreachable: {type(exc).__name__}: {scrub(exc)}",
@@ -137,6 +143,7 @@ async def send_chat_history_request(
                 return OperationResult.success()
             error = ChatHistorySendError(
                 f"threat protection at {url} answered HTTP {response.status_code}",
+                cause="http_status",
                 status_code=response.status_code,
                 attempts=attempt,
             )

@@ -1,11 +1,11 @@
-"""OpenTelemetry spans of the tooling core and its extensions, written against ``opentelemetry-api`` only.
+"""OpenTelemetry spans and metrics of the tooling core and its extensions, on ``opentelemetry-api``'s public API.
 
-The API is an optional dependency (``agents-a365-tooling[otel]``). Without it, or while no tracer
-and no meter provider is configured (the API's proxy / no-op providers), every hook returns one
-shared null context manager: no span object, no clock read, no attribute dict. Spans start as
-children of the current context, so the host's turn span and the orchestrator's run (LangChain,
-OpenAI Agents SDK) are their parents when those are traced. Failures are recorded through the token
-redaction (``describe_error``/``scrub``): never the raw exception, never a bearer token.
+The API is an optional dependency (``agents-a365-tooling[otel]``). A module-level tracer and meter
+(``trace.get_tracer``, ``metrics.get_meter``) follow whatever global provider the application sets,
+whenever it sets it; :func:`configure_telemetry` may name other providers. While neither records (the
+API's proxy / no-op providers, or no API at all), every hook returns one shared null object: no span,
+no clock read, no attribute dict. Spans start as children of the current context (the host's turn,
+the orchestrator's run). Failures are recorded through the token redaction, never the raw exception.
 See docs/observability.md for the names and attributes.
 """
 
@@ -13,42 +13,78 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Mapping
 from typing import Any
 
 from ._redact import describe_error, scrub
-from ._telemetry_metrics import Instruments, instruments, monotonic
 from ._turn import TurnIdentity
 
 try:
+    from opentelemetry import metrics as _metrics
     from opentelemetry import trace as _trace
-    from opentelemetry.trace import SpanKind as _SpanKind
-    from opentelemetry.trace import Status as _Status
-    from opentelemetry.trace import StatusCode as _StatusCode
 except ImportError:  # the [otel] extra is not installed: every hook is a no-op
-    _trace = None  # type: ignore[assignment]
+    _trace = _metrics = None  # type: ignore[assignment]
 
-__all__ = [
-    "RECORD_TOOL_CONTENT_ENV",
-    "ToolCallSpan",
-    "configure_telemetry",
-    "operation",
-    "tool_call_span",
-]
+__all__ = ["RECORD_TOOL_CONTENT_ENV", "ToolCallSpan", "configure_telemetry", "operation", "tool_call_span"]
 
 RECORD_TOOL_CONTENT_ENV = "A365_OTEL_RECORD_TOOL_CONTENT"
 SCOPE = "agents_a365.tooling"
-# Recorded tool arguments and results are cut here: a span attribute is no place for a document.
-MAX_CONTENT_CHARS = 4096
+MAX_CONTENT_CHARS = 4096  # recorded tool arguments and results are cut here
+monotonic = time.perf_counter
+
+_HISTOGRAMS = {
+    "discovery": ("a365.tooling.discovery.duration", "MCP server discovery (manifest or gateway)"),
+    "token_exchange": ("a365.tooling.token_exchange.duration", "One token lookup or exchange"),
+    "rtp": ("a365.tooling.threat_protection.duration", "One threat-protection send, all attempts"),
+    "tool_call": ("a365.tooling.tool_call.duration", "One MCP tool call"),
+    "mcp_list": ("a365.tooling.mcp.list_tools.duration", "One MCP session listing a server's tools"),
+    "mcp_session": ("a365.tooling.mcp.session.duration", "Opening one MCP session (connect, initialize)"),
+}
+_COUNTERS = {
+    "rtp_sends": ("a365.tooling.threat_protection.sends", "{send}", "Sends by outcome and cause"),
+    "rtp_retries": ("a365.tooling.threat_protection.retries", "{retry}", "Retried attempts by reason"),
+    "cache_hits": ("a365.tooling.cache.hits", "{lookup}", "Cache hits (token, discovery)"),
+    "cache_misses": ("a365.tooling.cache.misses", "{lookup}", "Cache misses (token, discovery)"),
+}
+
+
+class Instruments:
+    """One meter's histograms (seconds) and counters."""
+
+    __slots__ = ("_counters", "_histograms")
+
+    def __init__(self, meter: Any) -> None:
+        self._histograms = {
+            k: meter.create_histogram(n, unit="s", description=d) for k, (n, d) in _HISTOGRAMS.items()
+        }
+        self._counters = {
+            k: meter.create_counter(n, unit=u, description=d) for k, (n, u, d) in _COUNTERS.items()
+        }
+
+    def record(self, histogram: str, seconds: float, attributes: Mapping[str, Any]) -> None:
+        self._histograms[histogram].record(seconds, attributes)
+
+    def count(self, counter: str, attributes: Mapping[str, Any]) -> None:
+        self._counters[counter].add(1, attributes)
+
+
+_TRACER = _trace.get_tracer(SCOPE) if _trace is not None else None
+_INSTRUMENTS = Instruments(_metrics.get_meter(SCOPE)) if _metrics is not None else None
 
 
 class _State:
-    tracer_provider: Any = None  # given to configure_telemetry; None: the global provider
-    tracer: Any = None  # cached once a real provider is seen (a global provider is set once)
+    tracer: Any = None  # of a provider given to configure_telemetry; None: the module-level one
+    instruments: Instruments | None = None  # likewise
+    global_tracer = global_meter = False  # a global provider was seen (the API sets one once per process)
+    next_check = 0.0  # while neither is seen, the global providers are looked at again from then on
     record_content: bool | None = None
 
 
 _state = _State()
+# Asking the API for its global providers costs ~1 us each (an os.environ lookup while none is set),
+# more than a whole hook: while none is set, they are looked at again at most once a second.
+_RECHECK_SECONDS = 1.0
 
 
 def configure_telemetry(
@@ -56,43 +92,49 @@ def configure_telemetry(
 ) -> None:
     """Where the SDK's spans and metrics go, and whether tool arguments and results are recorded.
 
-    By default the global providers of ``opentelemetry-api`` are used (nothing is recorded until
-    the application sets them). Pass providers to use others; call without arguments to go back to
-    the global ones. ``record_tool_content=True`` records tool call arguments and results
+    By default the global providers of ``opentelemetry-api`` are used (nothing is recorded until the
+    application sets them; one set after the SDK's first operation is picked up within a second, or at
+    once by calling this). Pass providers to use others; call without arguments to go back to the
+    global ones. ``record_tool_content=True`` records tool call arguments and results
     (``gen_ai.tool.call.arguments`` / ``gen_ai.tool.call.result``; they may hold personal data, so
     this is off by default); ``None`` reads ``A365_OTEL_RECORD_TOOL_CONTENT``.
     """
     if record_tool_content is not None and not isinstance(record_tool_content, bool):
         raise TypeError("record_tool_content must be a bool or None")
-    _state.tracer_provider = tracer_provider
-    _state.tracer = None
+    available = _trace is not None
+    _state.tracer = tracer_provider.get_tracer(SCOPE) if available and tracer_provider is not None else None
+    _state.instruments = (
+        Instruments(meter_provider.get_meter(SCOPE)) if available and meter_provider else None
+    )
     _state.record_content = record_tool_content
-    from ._telemetry_metrics import set_meter_provider
+    _state.next_check = 0.0
 
-    set_meter_provider(meter_provider)
+
+def _check_globals() -> None:
+    now = monotonic()
+    if now < _state.next_check or _trace is None:
+        return
+    _state.next_check = now + _RECHECK_SECONDS
+    if not isinstance(_trace.get_tracer_provider(), _trace.ProxyTracerProvider | _trace.NoOpTracerProvider):
+        _state.global_tracer = True
+    meters = _metrics.get_meter_provider()
+    # The API offers no public "is a provider set?" for metrics: its stand-in is known by its class name.
+    # Should that change, metrics are still right; they are only no longer skipped while nothing records.
+    if not isinstance(meters, _metrics.NoOpMeterProvider) and type(meters).__name__ != "_ProxyMeterProvider":
+        _state.global_meter = True
 
 
 def _tracer() -> Any:
-    tracer = _state.tracer
-    if tracer is not None or _trace is None:
-        return tracer
-    provider = _state.tracer_provider or _global_tracer_provider()
-    if provider is None or isinstance(provider, _trace.ProxyTracerProvider | _trace.NoOpTracerProvider):
-        return None  # no provider configured: nothing to record
-    tracer = _state.tracer = provider.get_tracer(SCOPE)
-    return tracer
+    if _state.tracer is None and not _state.global_tracer:
+        _check_globals()
+    return _state.tracer or (_TRACER if _state.global_tracer else None)
 
 
-# get_tracer_provider() checks os.environ on every call while none is set (~1 µs): the global is read
-# directly instead, unless a provider is named in the environment (then the API loads it on first use).
-_PROVIDER_FROM_ENV = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
-
-
-def _global_tracer_provider() -> Any:
-    provider = getattr(_trace, "_TRACER_PROVIDER", _trace)  # _trace: this API version lacks it
-    if provider is _trace or _PROVIDER_FROM_ENV:
-        return _trace.get_tracer_provider()
-    return provider
+def instruments() -> Instruments | None:
+    """The instruments, or ``None`` while no meter provider records (the cheap path)."""
+    if _state.instruments is None and not _state.global_meter:
+        _check_globals()
+    return _state.instruments or (_INSTRUMENTS if _state.global_meter else None)
 
 
 def record_tool_content() -> bool:
@@ -129,51 +171,49 @@ class ToolCallSpan:
 
 
 NULL_SPAN = ToolCallSpan()
-_NULL = NULL_SPAN
 
 
 class _Live(ToolCallSpan):
-    __slots__ = ("_cm", "_failed", "_histogram", "_instruments", "_metric", "_span", "_start", "_tracer")
+    __slots__ = ("_cm", "_failed", "_histogram", "_instruments", "_metric", "_span", "_start")
 
     def __init__(
         self,
         tracer: Any,
         name: str,
-        kind: Any,
+        client: bool,
         attributes: dict[str, Any],
-        inst: Instruments | None,
         histogram: str | None,
-        metric: dict[str, Any],
+        metric: dict,
     ) -> None:
-        self._tracer = tracer
-        self._instruments = inst
-        self._histogram = histogram if inst is not None else None
+        self._instruments = instruments() if histogram is not None else None
+        self._histogram = histogram
         self._metric = metric
         self._failed = False
         self._span: Any = None
-        self._cm: Any = None
         self._start = 0.0
-        if tracer is not None:
-            self._cm = tracer.start_as_current_span(
+        self._cm = (
+            tracer.start_as_current_span(
                 name,
-                kind=kind,
+                kind=_trace.SpanKind.CLIENT if client else _trace.SpanKind.INTERNAL,
                 attributes={k: v for k, v in attributes.items() if v is not None},
                 record_exception=False,  # recorded here, scrubbed
                 set_status_on_exception=False,
             )
+            if tracer is not None
+            else None
+        )
 
     def __enter__(self) -> _Live:
         if self._cm is not None:
             self._span = self._cm.__enter__()
-        if self._histogram is not None:
-            self._start = monotonic()
+        self._start = monotonic()
         return self
 
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
         try:
             if exc is not None and not self._failed:
                 self.fail_with(exc)
-            if self._histogram is not None and self._instruments is not None:
+            if self._instruments is not None and self._histogram is not None:
                 self._instruments.record(self._histogram, monotonic() - self._start, self._metric)
         finally:
             if self._cm is not None:
@@ -192,8 +232,9 @@ class _Live(ToolCallSpan):
         self._metric["error.type"] = error_type
         if self._span is not None:
             self._span.set_attribute("error.type", error_type)
-            text = scrub(description) if description else None
-            self._span.set_status(_Status(_StatusCode.ERROR, text))
+            self._span.set_status(
+                _trace.Status(_trace.StatusCode.ERROR, scrub(description) if description else None)
+            )
 
     def fail_with(self, exc: BaseException) -> None:
         leaf = exc
@@ -201,10 +242,8 @@ class _Live(ToolCallSpan):
             leaf = leaf.exceptions[0]
         self.fail(type(leaf).__qualname__, describe_error(exc))
         if self._span is not None:
-            self._span.add_event(
-                "exception",
-                {"exception.type": type(leaf).__qualname__, "exception.message": scrub(leaf)},
-            )
+            attributes = {"exception.type": type(leaf).__qualname__, "exception.message": scrub(leaf)}
+            self._span.add_event("exception", attributes)
 
     def record_result(self, result: Any, *, is_error: bool = False) -> None:
         self.set("a365.tool.outcome", "tool_error" if is_error else "success")
@@ -238,13 +277,11 @@ def operation(
     metric_attributes: Mapping[str, Any] | None = None,
 ) -> ToolCallSpan:
     """A span named ``name`` (kind CLIENT with ``client``) and/or a duration measurement into
-    ``histogram``; the shared null object when neither is configured."""
+    ``histogram``; the shared null object when neither records."""
     tracer = _tracer()
-    inst = instruments() if histogram is not None else None
-    if tracer is None and inst is None:
-        return _NULL
-    kind = (_SpanKind.CLIENT if client else _SpanKind.INTERNAL) if tracer is not None else None
-    return _Live(tracer, name, kind, dict(attributes or ()), inst, histogram, dict(metric_attributes or ()))
+    if tracer is None and (histogram is None or instruments() is None):
+        return NULL_SPAN
+    return _Live(tracer, name, client, dict(attributes or ()), histogram, dict(metric_attributes or ()))
 
 
 def tracing() -> bool:
@@ -280,20 +317,19 @@ def tool_call_span(
     (scrubbed). Arguments are recorded only when the user opted in (:func:`configure_telemetry`);
     ``turn`` adds the turn's identity (conversation, agent, tenant, channel)."""
     tracer = _tracer()
-    inst = instruments()
-    if tracer is None and inst is None:
-        return _NULL
-    attributes: dict[str, Any] = {
-        "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": tool,
-        "gen_ai.tool.call.id": call_id,
-        "gen_ai.tool.type": "extension",
-        "a365.mcp.server.name": server,
-    }
-    if tracer is not None and turn is not None:
-        attributes.update(identity_attributes(turn))
-    if tracer is not None and arguments is not None and record_tool_content():
-        attributes["gen_ai.tool.call.arguments"] = content_text(arguments)
-    kind = _SpanKind.INTERNAL if tracer is not None else None
+    if tracer is None and instruments() is None:
+        return NULL_SPAN
+    attributes: dict[str, Any] = {}
+    if tracer is not None:
+        attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": tool,
+            "gen_ai.tool.call.id": call_id,
+            "gen_ai.tool.type": "extension",
+            "a365.mcp.server.name": server,
+            **(identity_attributes(turn) if turn is not None else {}),
+        }
+        if arguments is not None and record_tool_content():
+            attributes["gen_ai.tool.call.arguments"] = content_text(arguments)
     metric = {"a365.mcp.server.name": server, "gen_ai.tool.name": tool}
-    return _Live(tracer, f"execute_tool {tool}", kind, attributes, inst, "tool_call", metric)
+    return _Live(tracer, f"execute_tool {tool}", False, attributes, "tool_call", metric)

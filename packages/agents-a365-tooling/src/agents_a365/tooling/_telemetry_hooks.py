@@ -1,9 +1,8 @@
-"""Instrumentation hooks of the core: the MCP listing session, and a threat-protection send (one
-span per send, one child per HTTP attempt).
+"""Instrumentation hooks of the core: a threat-protection send (one span per send, one child per HTTP
+attempt), the MCP listing session, cache lookups.
 
-Kept out of the send loop (``_rtp_send.py``): the loop calls :func:`rtp_attempt` instead of
-``request_bounded`` and the service method is wrapped by :func:`traced_rtp_send`. The attempt
-span follows the HTTP client conventions (``http.request.method``, ``server.address``,
+The send loop (``_rtp_send.py``) makes its HTTP calls itself, each inside ``with rtp_attempt(...)``;
+the attempt span follows the HTTP client conventions (``http.request.method``, ``server.address``,
 ``http.response.status_code``, ``http.request.resend_count``, ``error.type``).
 """
 
@@ -19,25 +18,13 @@ import httpx
 
 from agents_a365.runtime import OperationResult
 
-from ._bounded_http import BoundedResponse, ResponseTooLargeError, request_bounded
+from ._bounded_http import ResponseTooLargeError
 from ._retry import RETRYABLE_STATUS, parse_retry_after
-from ._telemetry import NULL_SPAN, ToolCallSpan, enabled, identity_attributes, operation, tracing
-from ._telemetry_metrics import instruments
+from ._telemetry import NULL_SPAN, ToolCallSpan, enabled, identity_attributes, instruments, operation, tracing
 from ._turn import read_activity
+from .errors import ChatHistorySendError
 
-try:
-    from opentelemetry.trace import get_current_span
-except ImportError:  # the [otel] extra is not installed: tracing() is never true then
-    get_current_span = None  # type: ignore[assignment]
-
-__all__ = [
-    "cache_lookup",
-    "mcp_session_span",
-    "rtp_attempt",
-    "traced_mcp_listing",
-    "traced_rtp_send",
-    "turn_attributes",
-]
+__all__ = ["cache_lookup", "mcp_session_span", "rtp_attempt", "traced_mcp_listing", "traced_rtp_send"]
 
 
 class _Send:
@@ -83,73 +70,88 @@ def traced_rtp_send(
 
 
 def _finish(state: _Send, result: OperationResult) -> None:
-    span = state.span
+    span, cause = state.span, None
     span.set("a365.rtp.attempts", state.attempts)
-    if result.succeeded:
-        outcome, cause = "delivered", None
-    else:
+    outcome = "delivered" if result.succeeded else "failed"
+    if not result.succeeded:
         error = result.errors[0].exception if result.errors else None
-        text = str(error) if error is not None else ""
-        cause = "queue_timeout" if state.attempts == 0 or "queued too long" in text else state.last_cause
+        # A send fails by its last attempt's cause, unless it then waited too long for a slot.
+        cause = state.last_cause
+        if isinstance(error, ChatHistorySendError) and (error.cause == "queue_timeout" or cause is None):
+            cause = error.cause
         cause = cause or "unknown"
-        outcome = "failed"
-        span.fail(cause, text)
+        span.fail(cause, str(error) if error is not None else "")
     span.set("a365.rtp.outcome", outcome)
     span.metric("a365.rtp.outcome", outcome)
     inst = instruments()
     if inst is not None:
-        attributes = {"a365.rtp.outcome": outcome}
-        if cause is not None:
-            attributes["error.type"] = cause
-        inst.count("rtp_sends", attributes)
+        inst.count("rtp_sends", {"a365.rtp.outcome": outcome, **({"error.type": cause} if cause else {})})
 
 
-async def rtp_attempt(client: httpx.AsyncClient, method: str, url: str, **kwargs: Any) -> BoundedResponse:
-    """``request_bounded`` as one attempt of the current send, in a CLIENT span of its own."""
+class _Attempt:
+    """One HTTP attempt of the current send: ``with rtp_attempt(...) as attempt: ...; attempt.answered(r)``."""
+
+    __slots__ = ("_span", "_state")
+
+    def __init__(self, state: _Send | None, span: ToolCallSpan) -> None:
+        self._state = state
+        self._span = span
+
+    def __enter__(self) -> _Attempt:
+        self._span.__enter__()
+        return self
+
+    def answered(self, status_code: int, headers: httpx.Headers) -> None:
+        if self._state is None:
+            return
+        span = self._span
+        span.set("http.response.status_code", status_code)
+        if not 200 <= status_code < 300:
+            self._state.last_cause = f"http_{status_code}"
+            span.fail(str(status_code))
+            span.set("a365.rtp.retryable", status_code in RETRYABLE_STATUS)
+            span.set("a365.rtp.retry_after", parse_retry_after(headers.get("Retry-After")))
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        span, state = self._span, self._state
+        if state is not None and exc is not None:
+            if isinstance(exc, TimeoutError):
+                state.last_cause = "timeout"
+                span.fail("timeout", "no answer within the send's deadline")
+            elif isinstance(exc, ResponseTooLargeError):
+                state.last_cause = "response_too_large"
+                span.fail("response_too_large")
+            elif isinstance(exc, httpx.HTTPError):
+                state.last_cause = type(exc).__qualname__
+                span.fail_with(exc)
+                span.set("a365.rtp.retryable", True)
+        span.__exit__(exc_type, exc, tb)
+
+
+_NO_ATTEMPT = _Attempt(None, NULL_SPAN)
+
+
+def rtp_attempt(method: str, url: str) -> _Attempt:
+    """A CLIENT span for one attempt of the current send (nothing outside a traced send)."""
     state = _CURRENT.get()
     if state is None:
-        return await request_bounded(client, method, url, **kwargs)
+        return _NO_ATTEMPT
     state.attempts += 1
     resend = state.attempts - 1
     inst = instruments()
     if resend and inst is not None:
         inst.count("rtp_retries", {"a365.rtp.retry_reason": state.last_cause or "unknown"})
-    parts = urlsplit(url)
     span = operation(
         method,
         client=True,
         attributes={
             "http.request.method": method,
-            "server.address": parts.hostname,
-            "server.port": parts.port or (443 if parts.scheme == "https" else 80),
+            **_address(url),
             "url.full": url,
             "http.request.resend_count": resend or None,
         },
     )
-    with span:
-        try:
-            response = await request_bounded(client, method, url, **kwargs)
-        except TimeoutError:
-            state.last_cause = "timeout"
-            span.fail("timeout", "no answer within the send's deadline")
-            raise
-        except ResponseTooLargeError:
-            state.last_cause = "response_too_large"
-            span.fail("response_too_large")
-            raise
-        except httpx.HTTPError as exc:
-            state.last_cause = type(exc).__qualname__
-            span.fail_with(exc)
-            span.set("a365.rtp.retryable", True)
-            raise
-        span.set("http.response.status_code", response.status_code)
-        if not response.is_success:
-            status = str(response.status_code)
-            state.last_cause = f"http_{status}"
-            span.fail(status)
-            span.set("a365.rtp.retryable", response.status_code in RETRYABLE_STATUS)
-            span.set("a365.rtp.retry_after", parse_retry_after(response.headers.get("Retry-After")))
-        return response
+    return _Attempt(state, span)
 
 
 _F = TypeVar("_F", bound=Callable[..., Awaitable[Any]])
@@ -206,6 +208,8 @@ def cache_lookup(cache: str, *, hit: bool) -> None:
     """Count a cache hit or miss (``a365.tooling.cache.hits`` / ``.misses``) and note it as
     ``a365.cache.hit`` on the current span (the discovery or token span around the lookup)."""
     if tracing():
+        from opentelemetry.trace import get_current_span  # importable: tracing() says so
+
         get_current_span().set_attribute("a365.cache.hit", hit)
     inst = instruments()
     if inst is not None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 __all__ = [
     "ChatHistorySendError",
     "McpServerConnectionError",
+    "SendFailureCause",
     "TokenAcquisitionError",
     "ToolServerConfigurationError",
     "ToolServerDiscoveryError",
@@ -47,13 +50,26 @@ class McpServerConnectionError(ToolingError):
         self.url = url
 
 
+SendFailureCause = Literal["queue_timeout", "timeout", "response_too_large", "unreachable", "http_status"]
+"""Why a threat-protection send failed: no free send slot in time, no answer in time, an oversized
+answer, a transport failure, or an HTTP error status (``status_code``)."""
+
+
 class ChatHistorySendError(ToolingError):
     """Threat protection did not accept the chat history (carried in a failed OperationResult).
 
     ``conversation_id`` and ``message_id`` name the record that was not delivered."""
 
-    def __init__(self, message: str, *, status_code: int | None = None, attempts: int = 1) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        cause: SendFailureCause = "unreachable",
+        status_code: int | None = None,
+        attempts: int = 1,
+    ) -> None:
         super().__init__(message)
+        self.cause: SendFailureCause = cause
         self.status_code = status_code
         self.attempts = attempts
         self.conversation_id: str | None = None

@@ -9,7 +9,6 @@ from ._cache import ToolDefinitionCache
 from ._deprecation import check_options, renamed_kwargs
 from ._history import (
     PART_SEPARATOR,
-    FastShape,
     NativeMessage,
     NativeReader,
     build_chat_history,
@@ -26,13 +25,11 @@ from ._telemetry_hooks import mcp_session_span
 from ._turn import TurnIdentity, turn_identity
 from .extension_base import ExtensionServiceBase
 from .mcp_http import mcp_http_client_factory, shared_ssl_context
-from .message_construction import trusted_message
 
 __all__ = [
     "MAX_LIST_PAGES",
     "PART_SEPARATOR",
     "ExtensionServiceBase",
-    "FastShape",
     "McpSessionPool",
     "NativeMessage",
     "NativeReader",
@@ -55,6 +52,5 @@ __all__ = [
     "sendable",
     "shared_ssl_context",
     "tool_call_span",
-    "trusted_message",
     "turn_identity",
 ]

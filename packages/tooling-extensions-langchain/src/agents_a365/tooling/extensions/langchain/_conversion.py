@@ -1,7 +1,7 @@
 """LangChain messages -> :class:`ChatHistoryMessage`: only what is native to LangChain.
 
 How to read the role, the text and the id of a ``BaseMessage``; every shared rule (argument checks,
-``limit``, skipping, ids, timestamps, surrogates, the fast construction) is tooling's history builder
+``limit``, skipping, ids, timestamps, surrogates) is tooling's history builder
 (``agents_a365.tooling.extensibility``). :func:`convert_messages` never raises except its documented
 ``ValueError``s.
 """
@@ -13,11 +13,10 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import BaseMessage
 
 from agents_a365.tooling import ChatHistoryMessage
 from agents_a365.tooling.extensibility import (
-    FastShape,
     NativeMessage,
     build_chat_history,
     convert_native,
@@ -46,14 +45,6 @@ _CHUNK_TYPES: Mapping[str, str] = {
     "functionmessagechunk": "function",
     "chatmessagechunk": "chat",
 }
-
-# Classes whose ``type``/``content``/``id`` are plain pydantic fields (no subclass overriding them):
-# the builder converts those with string content inline, mapping ``type`` by ROLE_BY_TYPE.
-FAST_SHAPE = FastShape(
-    types=frozenset({HumanMessage, AIMessage, SystemMessage, ToolMessage}),
-    role_field="type",
-    role_map=ROLE_BY_TYPE,
-)
 
 
 def _type_key(message: Any) -> str | None:
@@ -169,4 +160,4 @@ def convert_messages(messages: Any, limit: int | None = None) -> list[ChatHistor
     counts them; tool-call-only turns are skipped silently); the rest keep their order. Existing ids
     are kept, others get a uuid4; every message is stamped with the current UTC time.
     """
-    return build_chat_history(messages, read_message, limit=limit, fast=FAST_SHAPE, quiet=_only_calls_tools)
+    return build_chat_history(messages, read_message, limit=limit, quiet=_only_calls_tools)

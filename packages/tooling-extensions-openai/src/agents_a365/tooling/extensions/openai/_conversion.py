@@ -2,8 +2,7 @@
 
 Items are what a ``Session.get_items()`` returns (``TResponseInputItem`` TypedDicts), or the SDK's
 pydantic output models (``ResponseOutputMessage`` …); both shapes are read through the same field
-accessor. Every shared rule (argument checks, ``limit``, skipping, ids, timestamps, surrogates, the
-fast construction) is tooling's history builder (``agents_a365.tooling.extensibility``).
+accessor. Every shared rule (argument checks, ``limit``, skipping, ids, timestamps, surrogates) is tooling's history builder (``agents_a365.tooling.extensibility``).
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from typing import Any
 
 from agents_a365.tooling import ChatHistoryMessage
 from agents_a365.tooling.extensibility import (
-    FastShape,
     NativeMessage,
     build_chat_history,
     convert_native,
@@ -39,16 +37,6 @@ TOOL_OUTPUT_TYPES = frozenset({"function_call_output"})
 TIMESTAMP_FIELDS = ("created_at", "timestamp")
 
 _MISSING = object()
-
-# Plain dict messages with string or text-part content: converted inline by the builder.
-FAST_SHAPE = FastShape(
-    types=frozenset({dict}),
-    role_field="role",
-    kind_field="type",
-    kinds=frozenset({None, "message"}),
-    content_parts=True,
-    timestamp_fields=TIMESTAMP_FIELDS,
-)
 
 
 def _field(item: Any, name: str) -> Any:
@@ -131,4 +119,4 @@ def to_chat_history_messages(
     the ``limit`` most recent items. Items without text are skipped: one warning per call counts the
     skipped messages; other item kinds (function calls, reasoning, …) are skipped silently.
     """
-    return build_chat_history(items, read_item, limit=limit, now=now, fast=FAST_SHAPE, quiet=_is_quiet)
+    return build_chat_history(items, read_item, limit=limit, now=now, quiet=_is_quiet)
