@@ -61,7 +61,9 @@ class ToolDefinitionCache:
     def enabled(self) -> bool:
         return self.ttl > 0
 
-    def get(self, url: str, headers: Mapping[str, str], *, ttl: float | None = None) -> tuple[Tool, ...] | None:
+    def get(
+        self, url: str, headers: Mapping[str, str], *, ttl: float | None = None
+    ) -> tuple[Tool, ...] | None:
         """The definitions listed for this server with exactly these headers, if still fresh (``ttl``:
         this cache's unless given, so a TTL read from the settings at each use applies at once)."""
         key = self.key(url, headers)
@@ -75,7 +77,9 @@ class ToolDefinitionCache:
         self._entries.move_to_end(key)
         return tools
 
-    def put(self, url: str, headers: Mapping[str, str], tools: Iterable[Tool], *, ttl: float | None = None) -> None:
+    def put(
+        self, url: str, headers: Mapping[str, str], tools: Iterable[Tool], *, ttl: float | None = None
+    ) -> None:
         if (self.ttl if ttl is None else ttl) <= 0:
             return
         key = self.key(url, headers)
