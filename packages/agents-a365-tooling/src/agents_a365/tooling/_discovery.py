@@ -11,6 +11,7 @@ import asyncio
 import logging
 import os
 import re
+from collections.abc import Sequence
 
 import httpx
 
@@ -20,13 +21,14 @@ from agents_a365.runtime import (
     resolve_agent_identity,
 )
 
-from ._bounded_http import ResponseTooLargeError, parse_json, request_bounded
+from ._bounded_http import ResponseTooLargeError, request_bounded
 from ._cache import AsyncTTLCache
 from ._deprecation import check_options
-from ._manifest import parse_entries, read_manifest
+from ._manifest import entries_stepwise, read_manifest
 from ._part import Owner, ServicePart
 from ._redact import scrub
 from ._scopes import is_v2_server, token_scope_for
+from ._stepwise import Steps, json_value, mapped, run_cooperatively
 from ._telemetry import operation, tracing
 from ._telemetry_hooks import cache_lookup, turn_attributes
 from ._tokens import Tokens, strip_bearer, usable_token
@@ -39,6 +41,28 @@ from .models import MCPServerConfig, ToolingManifestEntry, ToolOptions
 logger = logging.getLogger("agents_a365.tooling.service")  # the name users already filter on
 
 
+def _scopes(
+    servers: Sequence[MCPServerConfig], platform_scope: str
+) -> Steps[tuple[list[str], dict[str, tuple[str, ...]]]]:
+    """Each server's token scope, and the server names per scope (in order)."""
+    scopes = yield from mapped(servers, lambda server: token_scope_for(server, platform_scope))
+    names: dict[str, list[str]] = {}
+    for server, scope in zip(servers, scopes, strict=True):
+        names.setdefault(scope, []).append(server.mcp_server_name)
+    return scopes, {scope: tuple(each) for scope, each in names.items()}
+
+
+def _with_headers(
+    servers: Sequence[MCPServerConfig], scopes: list[str], headers: dict[str, dict[str, str]]
+) -> Steps[list[MCPServerConfig]]:
+    return (
+        yield from mapped(
+            zip(servers, scopes, strict=True),
+            lambda pair: pair[0].model_copy(update={"headers": dict(headers[pair[1]])}),
+        )
+    )
+
+
 def _env_token_name(server_name: str) -> str:
     return "BEARER_TOKEN_" + re.sub(r"[^A-Z0-9]", "_", server_name.upper())
 
@@ -49,7 +73,7 @@ class Discovery(ServicePart):
     def __init__(self, owner: Owner) -> None:
         super().__init__(owner)
         self.tokens = Tokens(owner)
-        self.entries: AsyncTTLCache[tuple[ToolingManifestEntry, ...]] = AsyncTTLCache(clock=owner.clock)
+        self.entries: AsyncTTLCache[tuple[MCPServerConfig, ...]] = AsyncTTLCache(clock=owner.clock)
 
     def clear(self) -> None:
         self.tokens.clear()
@@ -114,17 +138,14 @@ class Discovery(ServicePart):
                 "cannot resolve the agent identity: the activity is not agentic and the token "
                 "has no appid/azp claim"
             )
-        entries = await self._discover(turn_context, auth_token, agent_id, orchestrator, key, distribution)
-        servers = [self._to_server(entry) for entry in entries]
+        servers = await self._discover(turn_context, auth_token, agent_id, orchestrator, key, distribution)
 
         # One exchange per distinct V2 scope, all at once; V1 servers share the platform token.
-        by_scope: dict[str, list[MCPServerConfig]] = {}
-        for server in servers:
-            by_scope.setdefault(token_scope_for(server, platform_scope), []).append(server)
+        # In steps: a gateway may list thousands of servers, and other conversations share this loop.
+        scopes, names = await run_cooperatively(_scopes(servers, platform_scope))
         tokens: dict[str, str] = {platform_scope: auth_token}
-        v2_scopes = [scope for scope in by_scope if scope != platform_scope]
+        v2_scopes = [scope for scope in names if scope != platform_scope]
         if v2_scopes:
-            names = {s: tuple(x.mcp_server_name for x in by_scope[s]) for s in v2_scopes}
             results = await asyncio.gather(
                 *(
                     self.tokens.exchange(authorization, auth_handler_name, turn_context, s, key, names[s])
@@ -132,20 +153,26 @@ class Discovery(ServicePart):
                 )
             )
             tokens.update(zip(v2_scopes, results, strict=True))
-        return [
-            server.model_copy(
-                update={
-                    "headers": build_request_headers(
-                        turn_context,
-                        auth_token=tokens[token_scope_for(server, platform_scope)],
-                        identity_token=auth_token,
-                        orchestrator_name=orchestrator,
-                        distribution=distribution,
-                    )
-                }
+        headers = {  # built once per token, not once per server
+            scope: build_request_headers(
+                turn_context,
+                auth_token=tokens[scope],
+                identity_token=auth_token,
+                orchestrator_name=orchestrator,
+                distribution=distribution,
             )
-            for server in servers
-        ]
+            for scope in names
+        }
+        return await run_cooperatively(_with_headers(servers, scopes, headers))
+
+    def _servers_from(self, content: bytes, source: str, url: str) -> Steps[tuple[MCPServerConfig, ...]]:
+        """A gateway answer as servers: parsed, validated and converted once (in steps), then cached."""
+        try:
+            data = yield from json_value(content)
+        except ValueError as exc:
+            raise ToolServerDiscoveryError(f"{source} answered malformed JSON", endpoint=url) from exc
+        entries = yield from entries_stepwise(data, source=source, endpoint=url)
+        return tuple((yield from mapped(entries, self._to_server)))
 
     def _to_server(self, entry: ToolingManifestEntry) -> MCPServerConfig:
         name = validate_server_name(entry.name or "")
@@ -202,14 +229,14 @@ class Discovery(ServicePart):
         orchestrator: str | None,
         key: TurnKey | None,
         distribution: str | None = None,
-    ) -> tuple[ToolingManifestEntry, ...]:
+    ) -> tuple[MCPServerConfig, ...]:
         cfg = self.configuration
         url = f"{cfg.mcp_platform_endpoint}/agents/v2/{path_segment(agent_id)}/mcpServers"
         validate_token_url(url, allow_insecure_http=cfg.allow_insecure_http, what="tooling gateway")
 
         fetched = False
 
-        async def create() -> tuple[tuple[ToolingManifestEntry, ...], float]:
+        async def create() -> tuple[tuple[MCPServerConfig, ...], float]:
             nonlocal fetched
             fetched = True
             logger.debug("discovery for agent %s: cache miss, asking %s", agent_id, url)
@@ -247,11 +274,7 @@ class Discovery(ServicePart):
                     endpoint=url,
                     status_code=response.status_code,
                 )
-            try:
-                data = parse_json(response.content)
-            except ValueError as exc:
-                raise ToolServerDiscoveryError(f"{source} answered malformed JSON", endpoint=url) from exc
-            entries = tuple(parse_entries(data, source=source, endpoint=url))
+            entries = await run_cooperatively(self._servers_from(response.content, source, url))
             logger.debug(
                 "discovered %d MCP server(s) for agent %s through %s", len(entries), agent_id, source
             )

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ._stepwise import Steps, run
 from .errors import ToolServerDiscoveryError
 from .models import ToolingManifestEntry
 
@@ -18,6 +19,13 @@ logger = logging.getLogger(__name__)
 def parse_entries(data: Any, *, source: str, endpoint: str | None = None) -> list[ToolingManifestEntry]:
     """Accept ``{"mcpServers": [...]}`` or a bare list; skip (with a warning) entries that are not
     objects or have no name. ``endpoint`` (default ``source``) is the error's ``endpoint``."""
+    return run(entries_stepwise(data, source=source, endpoint=endpoint))
+
+
+def entries_stepwise(
+    data: Any, *, source: str, endpoint: str | None = None
+) -> Steps[list[ToolingManifestEntry]]:
+    """:func:`parse_entries` one entry per step (a gateway answer may hold thousands)."""
     if isinstance(data, dict) and isinstance(data.get("mcpServers"), list):
         items = data["mcpServers"]
     elif isinstance(data, list):
@@ -29,6 +37,7 @@ def parse_entries(data: Any, *, source: str, endpoint: str | None = None) -> lis
         )
     entries: list[ToolingManifestEntry] = []
     for index, item in enumerate(items):
+        yield
         try:
             entry = ToolingManifestEntry.model_validate(item)
         except ValidationError as exc:
@@ -38,12 +47,12 @@ def parse_entries(data: Any, *, source: str, endpoint: str | None = None) -> lis
             logger.warning("%s: skipping server entry %d without mcpServerName", source, index)
             continue
         entries.append(entry)
-    return _without_duplicates(entries, source=source, endpoint=endpoint)
+    return (yield from _without_duplicates(entries, source=source, endpoint=endpoint))
 
 
 def _without_duplicates(
     entries: list[ToolingManifestEntry], *, source: str, endpoint: str | None
-) -> list[ToolingManifestEntry]:
+) -> Steps[list[ToolingManifestEntry]]:
     """Identical repeats collapse into one; two different servers under one name are an error.
 
     The name keys a server's tools, token and cache entry in both extensions: keeping either one
@@ -52,6 +61,7 @@ def _without_duplicates(
     seen: dict[str, ToolingManifestEntry] = {}
     unique: list[ToolingManifestEntry] = []
     for entry in entries:
+        yield
         name = entry.name or ""
         first = seen.get(name)
         if first is None:

@@ -76,7 +76,9 @@ class ThreatProtection(ServicePart):
         except TimeoutError:
             if not deadline.expired():
                 raise
-            return _undelivered(record, "the service closed before the send completed (drain deadline passed)")
+            return _undelivered(
+                record, "the service closed before the send completed (drain deadline passed)"
+            )
         except Exception as exc:  # e.g. a caller's HTTP client closed under the send: a result, never a raise
             return _undelivered(record, f"{type(exc).__name__}: {scrub(exc)}")
         finally:

@@ -1,0 +1,135 @@
+"""Issue 27: a huge gateway answer (15,000 servers, near the 4 MiB cap) never stalls the event loop.
+
+A lag monitor (a task measuring its own scheduling delay) runs while a real hostile gateway on loopback
+answers 15,000 entries: no step of the discovery may hold the loop for 50 ms, cold or warm. It held it
+for over a second before (parse, validation and per-server headers all ran on the loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration
+from agents_a365.tooling._stepwise import json_value, run
+from support.hostile_server import HostileServer, behaviours
+from support.jwt import make_jwt
+from support.turns import make_turn_context
+
+SERVERS = 15_000
+BOUND = 0.050
+
+
+async def max_lag(work: Awaitable[object]) -> tuple[float, float]:
+    """The longest the loop went without running a ready task while ``work`` ran: in CPU time of the
+    loop's thread (what our steps cost, whatever else the machine runs) and in wall time."""
+    loop = asyncio.get_running_loop()
+    cpu: list[float] = []
+    wall: list[float] = []
+    done = False
+
+    async def monitor() -> None:
+        while not done:
+            asked, spent = loop.time(), time.thread_time()
+            await asyncio.sleep(0.002)
+            cpu.append(time.thread_time() - spent)
+            wall.append(loop.time() - asked - 0.002)
+
+    watcher = asyncio.ensure_future(monitor())
+    await asyncio.sleep(0)
+    try:
+        await work
+    finally:
+        done = True
+        await watcher
+    return max(cpu), max(wall)
+
+
+def gateway_answer(base_url: str, count: int) -> bytes:
+    return json.dumps(
+        {
+            "mcpServers": [
+                {
+                    "mcpServerName": f"notes_{i}",
+                    "mcpServerUniqueName": f"mcp_Notes{i}Tools",
+                    "url": f"{base_url}/agents/servers/notes_{i}/",
+                    "publisher": "Contoso Ltd",
+                    "scope": "McpServers.Notes.All",
+                    "audience": "ea9ffc3e-8a23-4a7d-836d-234d7c7565c1",
+                }
+                for i in range(count)
+            ]
+        }
+    ).encode()
+
+
+@pytest.fixture
+async def gateway() -> AsyncIterator[HostileServer]:
+    async with HostileServer() as server:
+        yield server
+
+
+async def test_a_15000_server_gateway_answer_never_holds_the_loop_50_ms(gateway: HostileServer) -> None:
+    config = ToolingConfiguration(mcp_platform_endpoint=gateway.base_url, use_tooling_manifest=False)
+    token = make_jwt(appid="agent-app", aud="ea9ffc3e-8a23-4a7d-836d-234d7c7565c1")
+    turn = make_turn_context(agentic_app_id="agent-app")
+    async with McpToolServerConfigurationService(config) as service:
+        # Warm the process first (TLS context, connection): the bound is about the answer's size.
+        gateway.route("/mcpServers", behaviours.respond(200, gateway_answer(gateway.base_url, 2)))
+        await service.list_tool_servers(turn, None, None, auth_token=token)
+        service.clear_caches()
+        body = gateway_answer(gateway.base_url, SERVERS)
+        assert 2.5 * 2**20 < len(body) < config.max_gateway_response_bytes
+        gateway.route("/mcpServers", behaviours.respond(200, body))
+        # A full collection walks every object of this (large) test process: the collector's pause,
+        # not a step of ours. Frozen objects are skipped, so what remains is proportional to our work.
+        gc.collect()
+        gc.freeze()
+        try:
+            lags = []
+            for _ in range(3):  # cold (gateway read and parsed), then warm (cached servers, new headers)
+                servers: list[object] = []
+
+                async def discover() -> None:
+                    servers[:] = await service.list_tool_servers(turn, None, None, auth_token=token)
+
+                lags.append(await max_lag(discover()))
+                assert len(servers) == SERVERS
+        finally:
+            gc.unfreeze()
+    assert len(gateway.requests) == 2  # the big answer was fetched once, then served from the cache
+    # CPU time of the loop's thread: wall time also counts the OS running other processes on a busy machine.
+    report = [f"cpu {cpu * 1000:.0f} ms, wall {wall * 1000:.0f} ms" for cpu, wall in lags]
+    assert max(cpu for cpu, _ in lags) < BOUND, report
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(JSON, st.sampled_from([None, 0, 2]))
+def test_stepwise_parsing_is_json_loads(value: object, indent: int | None) -> None:
+    data = json.dumps(value, indent=indent).encode()
+    assert run(json_value(data)) == json.loads(data)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"[", b"[1,]", b'{"a" 1}', b"[1 2]", b"{1:2}", b"[1]x", b"\xff", b'{"a":1,}', b"[" * 100_000],
+)
+def test_stepwise_parsing_rejects_what_json_loads_rejects(data: bytes) -> None:
+    with pytest.raises((ValueError, RecursionError)):
+        json.loads(data)
+    with pytest.raises(ValueError):
+        run(json_value(data))
