@@ -31,6 +31,7 @@ from ._scopes import is_v2_server, token_scope_for
 from ._telemetry import operation, tracing
 from ._telemetry_hooks import cache_lookup, turn_attributes
 from ._tokens import Tokens
+from ._tool_names import unique_servers
 from ._turn import TurnKey
 from ._urls import path_segment, validate_server_name, validate_token_url
 from .errors import ToolServerDiscoveryError
@@ -78,7 +79,10 @@ class Discovery(ServicePart):
             histogram="discovery",
             metric_attributes={"a365.discovery.source": source},
         ) as span:
-            servers = await self._list(turn_context, authorization, auth_handler_name, auth_token, options)
+            # The same URL under two names is one server: registered once, by every extension.
+            servers = unique_servers(
+                await self._list(turn_context, authorization, auth_handler_name, auth_token, options)
+            )
             span.set("a365.discovery.server_count", len(servers))
             return servers
 

@@ -35,6 +35,7 @@ async def list_server_tools(
             max_bytes=max_bytes,
             client_name=TOOLING_DISTRIBUTION,
             client_version=get_sdk_version(TOOLING_DISTRIBUTION),
+            server_name=server_name,
         )
     except TimeoutError as exc:
         raise McpServerConnectionError(

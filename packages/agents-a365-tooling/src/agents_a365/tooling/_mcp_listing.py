@@ -24,6 +24,7 @@ from mcp.types import Tool
 
 from ._mcp_pages import MAX_LIST_PAGES
 from ._redact import scrub
+from ._tool_names import usable_tools
 from ._transport import open_response
 
 __all__ = ["PROTOCOL_VERSIONS", "McpListingError", "list_tools_over_http"]
@@ -191,6 +192,7 @@ async def list_tools_over_http(
     client_name: str,
     client_version: str,
     max_pages: int = MAX_LIST_PAGES,
+    server_name: str = "",
 ) -> list[Tool]:
     """Every tool of the server at ``url`` (all pages) within ``timeout`` s in total.
 
@@ -206,12 +208,12 @@ async def list_tools_over_http(
     try:
         async with asyncio.timeout(max(timeout, 0.0)):
             try:
-                return await _list_once(target, base, hello, sessions, max_bytes, max_pages)
+                return await _list_once(target, base, hello, sessions, max_bytes, max_pages, server_name)
             except httpx.TransportError as exc:
                 if isinstance(exc, httpx.TimeoutException):
                     raise
                 logger.debug("listing %s failed on the wire (%s): once more", url, type(exc).__name__)
-                return await _list_once(target, base, hello, sessions, max_bytes, max_pages)
+                return await _list_once(target, base, hello, sessions, max_bytes, max_pages, server_name)
     finally:
         if sessions and not _cancelling():
             await asyncio.gather(*(_end_session(target, {**base, _SESSION: sid}) for sid in sessions))
@@ -224,6 +226,7 @@ async def _list_once(
     sessions: list[str],
     max_bytes: int,
     max_pages: int,
+    server_name: str,
 ) -> list[Tool]:
     init = {
         "jsonrpc": "2.0",
@@ -249,10 +252,7 @@ async def _list_once(
         raw = result.get("tools")
         if not isinstance(raw, list):
             raise McpListingError("tools/list: the result has no list of tools")
-        try:
-            tools.extend(Tool.model_validate(item) for item in raw)
-        except ValueError:  # pydantic's ValidationError; its text may quote the input
-            raise McpListingError("tools/list: a tool definition is invalid") from None
+        tools.extend(usable_tools(raw, server_name or str(target.url)))  # a bad definition is skipped, not the server
         next_cursor = result.get("nextCursor")
         cursor = next_cursor if isinstance(next_cursor, str) and next_cursor else None
         if cursor is None:

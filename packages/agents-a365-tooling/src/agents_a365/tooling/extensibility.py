@@ -22,6 +22,7 @@ from ._mcp_pages import MAX_LIST_PAGES, list_all_tools
 from ._redact import describe_error, redact_headers, scrub, scrubbed
 from ._telemetry import ToolCallSpan, tool_call_span
 from ._telemetry_hooks import mcp_session_span
+from ._tool_names import normalize_url, resolve_tool_names, unique_servers, usable_tools
 from ._turn import TurnIdentity, turn_identity
 from .extension_base import ExtensionServiceBase
 from .mcp_http import mcp_http_client_factory, shared_ssl_context
@@ -48,9 +49,11 @@ __all__ = [
     "list_all_tools",
     "mcp_http_client_factory",
     "mcp_session_span",
+    "normalize_url",
     "prime_output_schemas",
     "redact_headers",
     "renamed_kwargs",
+    "resolve_tool_names",
     "scrub",
     "scrubbed",
     "sendable",
@@ -58,4 +61,6 @@ __all__ = [
     "tool_call_span",
     "trusted_message",
     "turn_identity",
+    "unique_servers",
+    "usable_tools",
 ]

@@ -182,7 +182,7 @@ async def open_sessions(
         try:
             async with client.session(name) as session:
                 logger.debug("MCP session %r opened for the turn", name)
-                definitions = await list_all_tools(session)
+                definitions = await list_all_tools(session, server_name=name)
                 cache.put(server.url, server.headers, definitions)
                 tools = to_langchain(definitions, server, cache, session=session, connection=None)
                 if not future.done():
