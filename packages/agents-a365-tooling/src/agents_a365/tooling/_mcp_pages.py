@@ -22,7 +22,7 @@ class _Page(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     tools: list[Any]
-    nextCursor: str | None = None  # noqa: N815 - the wire name
+    nextCursor: str | None = None
 
 
 async def list_all_tools(

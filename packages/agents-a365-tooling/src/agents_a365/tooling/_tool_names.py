@@ -116,5 +116,7 @@ def resolve_tool_names(
                 candidate = f"{base}_{suffix}"
             taken.add(candidate)
             exposed[server][index] = candidate
-            logger.debug("tool %r of MCP server %r clashes with another tool: exposed as %r", name, server, candidate)
+            logger.debug(
+                "tool %r of MCP server %r clashes with another tool: exposed as %r", name, server, candidate
+            )
     return exposed
