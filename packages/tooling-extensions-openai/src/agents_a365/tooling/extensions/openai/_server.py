@@ -30,7 +30,7 @@ from mcp.types import (
     Tool,
 )
 
-from agents_a365.tooling import MCPServerConfig, McpServerConnectionError
+from agents_a365.tooling import MCPServerConfig, McpServerConnectionError, ToolDefinitionCache
 from agents_a365.tooling.extensibility import list_all_tools, scrubbed
 
 from ._session import TurnSession
@@ -55,6 +55,7 @@ class A365MCPServer(MCPServer):
         tools: Sequence[Tool],
         *,
         timeout: float,
+        tool_cache: ToolDefinitionCache | None = None,
         exposed_names: Sequence[str] | None = None,
         cache_tools_list: bool = True,
         tool_filter: ToolFilter = None,
@@ -65,6 +66,7 @@ class A365MCPServer(MCPServer):
         self.cache_tools_list = cache_tools_list
         self.tool_filter = tool_filter
         self._timeout = timeout
+        self._tool_cache = tool_cache
         names = list(exposed_names) if exposed_names is not None else [t.name for t in tools]
         # exposed name -> the server's own; computed once, the same on every list_tools of the turn.
         self._originals = {n: t.name for n, t in zip(names, tools, strict=True) if n != t.name}
@@ -177,6 +179,9 @@ class A365MCPServer(MCPServer):
         try:
             return await self._session.request(lambda s: s.call_tool(name, arguments, meta=meta))
         except Exception as exc:
+            # The call failed (not the tool: that is an isError result): list the server again next turn.
+            if self._tool_cache is not None:
+                self._tool_cache.invalidate(self.url, self.config.headers)
             clean = scrubbed(exc)
             if clean is exc:
                 raise

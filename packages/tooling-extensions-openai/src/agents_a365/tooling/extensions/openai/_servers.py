@@ -9,7 +9,7 @@ from typing import Any
 from agents.mcp import MCPServer
 from mcp.types import Tool
 
-from agents_a365.tooling import MCPServerConfig
+from agents_a365.tooling import MCPServerConfig, ToolDefinitionCache
 from agents_a365.tooling.extensibility import resolve_tool_names
 
 from ._server import A365MCPServer
@@ -52,6 +52,7 @@ def build_servers(
     own_tools: Iterable[Any],
     timeout: float,
     options: Mapping[str, Any],
+    tool_cache: ToolDefinitionCache | None = None,
 ) -> list[A365MCPServer]:
     """One server per listed config; a tool name clashing with another tool (one of ``own_tools``,
     the agent's function tools, or another server's) is exposed under the tooling core's rule."""
@@ -60,7 +61,12 @@ def build_servers(
     )
     return [
         A365MCPServer(
-            config, tools, timeout=timeout, exposed_names=exposed[config.mcp_server_name], **options
+            config,
+            tools,
+            timeout=timeout,
+            tool_cache=tool_cache,
+            exposed_names=exposed[config.mcp_server_name],
+            **options,
         )
         for config, tools in listed
     ]

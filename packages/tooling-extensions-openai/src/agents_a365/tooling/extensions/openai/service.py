@@ -194,7 +194,11 @@ class McpToolRegistrationService(ExtensionServiceBase):
             self.configuration_service, configs, skip_unreachable=skip_unreachable
         )
         servers = build_servers(
-            listed, own_tools=agent.tools, timeout=self.configuration.request_timeout, options=options
+            listed,
+            own_tools=agent.tools,
+            timeout=self.configuration.request_timeout,
+            options=options,
+            tool_cache=self.configuration_service.tool_definitions,
         )
         connections = McpServerConnections(servers, skipped)
         if not servers:
