@@ -26,7 +26,7 @@ import anyio
 import httpx
 from mcp import ClientSession, McpError
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CONNECTION_CLOSED, Tool
+from mcp.types import CONNECTION_CLOSED, ErrorData, Tool
 
 from agents_a365.tooling import MCPServerConfig, McpServerConnectionError, prime_output_schemas
 from agents_a365.tooling.extensibility import describe_error, mcp_http_client_factory, mcp_session_span
@@ -56,6 +56,17 @@ def _session_ended(exc: BaseException) -> bool:
     return _not_sent(exc) or _code(exc) == CONNECTION_CLOSED
 
 
+class _Generation:
+    """One opened session: its holder task, the session once ready, and the event that ends it."""
+
+    __slots__ = ("holder", "ready", "stop")
+
+    def __init__(self) -> None:
+        self.ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
+        self.stop = asyncio.Event()
+        self.holder: asyncio.Task[None] | None = None
+
+
 class TurnSession:
     """The MCP session of one server for one turn; :meth:`aclose` ends it (idempotent)."""
 
@@ -63,16 +74,15 @@ class TurnSession:
         self.server = server
         self._definitions = definitions
         self._timeout = timeout
-        self._ready: asyncio.Future[ClientSession] | None = None
-        self._stop = asyncio.Event()
-        self._holders: dict[asyncio.Task[None], asyncio.Future[ClientSession]] = {}
+        self._current: _Generation | None = None
+        self._generations: set[_Generation] = set()
         self._closed = False
         self.opened = 0
         """Sessions opened so far (a re-initialised session counts again)."""
 
     @property
     def is_open(self) -> bool:
-        ready = self._ready
+        ready = self._current.ready if self._current is not None else None
         return ready is not None and ready.done() and not ready.cancelled() and ready.exception() is None
 
     def _error(self, exc: BaseException) -> McpServerConnectionError:
@@ -84,19 +94,19 @@ class TurnSession:
     async def request(self, send: Callable[[ClientSession], Awaitable[T]]) -> T:
         """``send(session)`` on the open session (opened now if needed; once more on a new one if gone)."""
         for attempt in (1, 2):
-            ready = self._open()
+            gen = self._open()
             try:
                 async with asyncio.timeout(self._timeout):  # only the connect: shared, so shielded
-                    session = await asyncio.shield(ready)
+                    session = await asyncio.shield(gen.ready)
             except TimeoutError:
-                self._reset(ready)
+                self._end(gen)
                 raise self._error(TimeoutError(f"no answer within {self._timeout} s")) from None
             try:
-                return await send(session)
+                return await self._during(gen, send(session))
             except Exception as exc:
                 if not _session_ended(exc):
                     raise
-                self._reset(ready)
+                self._end(gen)
                 if attempt == 2 or not _not_sent(exc):
                     error = self._error(exc)
                 else:
@@ -109,28 +119,41 @@ class TurnSession:
             raise error  # outside the handler: the server's text is neither cause nor context
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _open(self) -> asyncio.Future[ClientSession]:
+    async def _during(self, gen: _Generation, request: Awaitable[T]) -> T:
+        """``request``, or a typed error as soon as its session ends under it: the client would
+        otherwise leave it waiting for its read timeout (the transport's failure cancels the
+        session's receive loop before it can tell the requests in flight)."""
+        call = asyncio.ensure_future(request)
+        assert gen.holder is not None
+        try:
+            await asyncio.wait({call, gen.holder}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not call.done():
+                call.cancel()
+                await asyncio.wait({call})
+        if call.cancelled():
+            raise McpError(ErrorData(code=CONNECTION_CLOSED, message="the MCP session ended"))
+        return call.result()
+
+    def _open(self) -> _Generation:
         if self._closed:
             raise RuntimeError(
                 f"the MCP session of {self.server.mcp_server_name!r} is closed (the turn ended)"
             )
-        if self._ready is None:
-            self._ready = asyncio.get_running_loop().create_future()
-            self._stop = asyncio.Event()
-            holder = asyncio.create_task(
-                self._hold(self._ready, self._stop), name=f"a365-mcp-{self.server.mcp_server_name}"
-            )
-            self._holders[holder] = self._ready
-            holder.add_done_callback(lambda task: self._holders.pop(task, None))
-        return self._ready
+        if self._current is None:
+            gen = self._current = _Generation()
+            gen.holder = asyncio.create_task(self._hold(gen), name=f"a365-mcp-{self.server.mcp_server_name}")
+            self._generations.add(gen)
+            gen.holder.add_done_callback(lambda _: self._generations.discard(gen))
+        return self._current
 
-    def _reset(self, ready: asyncio.Future[ClientSession]) -> None:
-        """End the session ``ready`` stands for, unless a newer one has replaced it already."""
-        if self._ready is ready:
-            self._ready = None
-            self._stop.set()
+    def _end(self, gen: _Generation) -> None:
+        """End ``gen``'s session; the next request opens a new one."""
+        if self._current is gen:
+            self._current = None
+        gen.stop.set()
 
-    async def _hold(self, ready: asyncio.Future[ClientSession], stop: asyncio.Event) -> None:
+    async def _hold(self, gen: _Generation) -> None:
         server, name = self.server, self.server.mcp_server_name
         timeout = httpx.Timeout(self._timeout)
         try:
@@ -147,30 +170,32 @@ class TurnSession:
                 self.opened += 1
                 prime_output_schemas(session, self._definitions)
                 logger.debug("MCP session %r opened", name)
-                ready.set_result(session)
-                await stop.wait()
+                gen.ready.set_result(session)
+                await gen.stop.wait()
             logger.debug("MCP session %r closed", name)
         except BaseException as exc:
             # The transport reports a failed request by cancelling its host task (this one): the
             # session is over either way; a real cancellation (aclose) ends here too.
-            if not ready.done():
-                ready.set_exception(self._error(exc))
-                ready.exception()  # retrieved: callers that gave up must not leave a warning
+            if not gen.ready.done():
+                gen.ready.set_exception(self._error(exc))
+                gen.ready.exception()  # retrieved: callers that gave up must not leave a warning
             logger.debug("MCP session %r ended: %s", name, describe_error(exc))
-            if self._ready is ready:
-                self._ready = None
+        finally:
+            if self._current is gen:
+                self._current = None
 
     async def aclose(self) -> None:
         """End the session (politely within 5 s, then cancelled); later requests raise ``RuntimeError``."""
         self._closed = True
-        self._ready = None
-        self._stop.set()
-        holders = list(self._holders)
+        self._current = None
+        generations = list(self._generations)
+        holders = [g.holder for g in generations if g.holder is not None]
+        for gen in generations:
+            gen.stop.set()
+            if not gen.ready.done() and gen.holder is not None:  # still connecting: nothing to end politely
+                gen.holder.cancel()
         if not holders:
             return
-        for holder, ready in list(self._holders.items()):
-            if not ready.done():  # still connecting: nothing to end politely
-                holder.cancel()
         _, pending = await asyncio.wait(holders, timeout=_CLOSE_TIMEOUT)
         for holder in pending:
             holder.cancel()
