@@ -9,6 +9,7 @@ from mcp.types import ClientRequest, ListToolsRequest, PaginatedRequestParams, T
 from pydantic import BaseModel, ConfigDict
 
 from ._tool_names import usable_tools
+from .tool_cache import prime_output_schemas
 
 __all__ = ["MAX_LIST_PAGES", "list_all_tools"]
 
@@ -43,5 +44,8 @@ async def list_all_tools(
         tools.extend(usable_tools(page.tools, server_name))
         cursor = page.nextCursor or None
         if cursor is None:
+            # What ClientSession.list_tools records for validating results; without it the session's
+            # first call would list again, strictly, and fail on the definitions left out here.
+            prime_output_schemas(session, tools)
             return tools
     raise RuntimeError(f"tools/list returned more than {max_pages} pages")
