@@ -83,9 +83,9 @@ async def test_a_url_listed_under_two_names_is_registered_once(emulator: Emulato
     async with (
         _platform({"/mail/mcp": mail, "/mail/mcp/": mail}, entries) as platform,
         _tooling(platform) as tooling,
+        _turn(adapter_name, platform, emulator, tooling) as (adapter, registered),
     ):
-        async with _turn(adapter_name, platform, emulator, tooling) as (adapter, registered):
-            assert sorted(await adapter.tool_names(registered)) == ["list_emails", "send_email"]
+        assert sorted(await adapter.tool_names(registered)) == ["list_emails", "send_email"]
     assert mail.methods.count("initialize") == 1  # listed once, under the first name
 
 

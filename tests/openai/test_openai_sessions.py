@@ -120,17 +120,19 @@ async def test_a_call_failing_on_the_wire_fails_its_siblings_typed_and_the_next_
             mcp_platform_endpoint=server.base_url, use_tooling_manifest=False, request_timeout=5.0
         )
         token = make_jwt(appid=DEFAULT_AGENT_ID)
-        async with McpToolRegistrationService(configuration=config) as service:
-            async with service.connected_agent(Agent(name="a"), None, None, turn, auth_token=token) as agent:
-                (odd,) = agent.mcp_servers
-                async with asyncio.timeout(SAFETY):
-                    outcomes: list[Any] = await asyncio.gather(
-                        odd.call_tool("slow", {}), odd.call_tool("fail", {}), return_exceptions=True
-                    )
-                    # Neither hangs and neither is a raw transport error: the session ended under both.
-                    assert all(isinstance(o, McpServerConnectionError) for o in outcomes), outcomes
-                    assert sorted(mcp.calls) == ["fail", "slow"]  # not sent again (the tool may have run)
-                    mcp.failed.clear()
-                    mcp.slow_arrived.clear()
-                    mcp.failed.set()  # ``slow`` answers at once now
-                    assert not (await odd.call_tool("slow", {})).isError  # on a new session
+        async with (
+            McpToolRegistrationService(configuration=config) as service,
+            service.connected_agent(Agent(name="a"), None, None, turn, auth_token=token) as agent,
+        ):
+            (odd,) = agent.mcp_servers
+            async with asyncio.timeout(SAFETY):
+                outcomes: list[Any] = await asyncio.gather(
+                    odd.call_tool("slow", {}), odd.call_tool("fail", {}), return_exceptions=True
+                )
+                # Neither hangs and neither is a raw transport error: the session ended under both.
+                assert all(isinstance(o, McpServerConnectionError) for o in outcomes), outcomes
+                assert sorted(mcp.calls) == ["fail", "slow"]  # not sent again (the tool may have run)
+                mcp.failed.clear()
+                mcp.slow_arrived.clear()
+                mcp.failed.set()  # ``slow`` answers at once now
+                assert not (await odd.call_tool("slow", {})).isError  # on a new session
