@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp import ClientSession
-from mcp.types import ClientRequest, ListToolsRequest, PaginatedRequestParams, Tool
+from mcp.types import ListToolsRequest, PaginatedRequestParams, Tool
 from pydantic import BaseModel, ConfigDict
 
 from ._tool_names import usable_tools
@@ -40,7 +40,8 @@ async def list_all_tools(
     cursor: str | None = None
     for _ in range(max_pages):
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await session.send_request(ClientRequest(ListToolsRequest(params=params)), _Page)
+        # The request itself (mcp 2 takes it as is; mcp 1 sends the same JSON as for its ClientRequest).
+        page = await session.send_request(ListToolsRequest(params=params), _Page)  # type: ignore[arg-type]
         tools.extend(usable_tools(page.tools, server_name))
         cursor = page.nextCursor or None
         if cursor is None:

@@ -20,13 +20,14 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from datetime import timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import httpx
-from mcp import ClientSession, McpError
+import mcp
+from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CONNECTION_CLOSED, ErrorData, Tool
+from mcp.types import Tool
 
 from agents_a365.tooling import MCPServerConfig, McpServerConnectionError, prime_output_schemas
 from agents_a365.tooling.extensibility import describe_error, mcp_http_client_factory, mcp_session_span
@@ -38,11 +39,20 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _SESSION_TERMINATED = 32600  # what the MCP client reports for a 404 on its session id
+_CONNECTION_CLOSED = -32000  # mcp.types.CONNECTION_CLOSED: the transport ended under the request
 _CLOSE_TIMEOUT = 5.0
+# mcp 1 takes the read timeout as a timedelta, mcp 2 in seconds (its error class is MCPError, not McpError).
+_MCP1 = hasattr(mcp, "McpError")
+
+
+class _SessionEnded(Exception):
+    """The session's holder ended while a request was in flight on it."""
 
 
 def _code(exc: BaseException) -> int | None:
-    return getattr(getattr(exc, "error", None), "code", None) if isinstance(exc, McpError) else None
+    # McpError (mcp 1) and MCPError (mcp 2) both carry the JSON-RPC ErrorData as ``error``.
+    code = getattr(getattr(exc, "error", None), "code", None)
+    return code if isinstance(code, int) else None
 
 
 def _not_sent(exc: BaseException) -> bool:
@@ -53,7 +63,7 @@ def _not_sent(exc: BaseException) -> bool:
 
 
 def _session_ended(exc: BaseException) -> bool:
-    return _not_sent(exc) or _code(exc) == CONNECTION_CLOSED
+    return _not_sent(exc) or isinstance(exc, _SessionEnded) or _code(exc) == _CONNECTION_CLOSED
 
 
 class _Generation:
@@ -132,7 +142,7 @@ class TurnSession:
                 call.cancel()
                 await asyncio.wait({call})
         if call.cancelled():
-            raise McpError(ErrorData(code=CONNECTION_CLOSED, message="the MCP session ended"))
+            raise _SessionEnded("the MCP session ended")
         return call.result()
 
     def _open(self) -> _Generation:
@@ -159,11 +169,12 @@ class TurnSession:
         try:
             async with AsyncExitStack() as stack:
                 http = await stack.enter_async_context(mcp_http_client_factory(dict(server.headers), timeout))
-                read, write, _ = await stack.enter_async_context(
+                streams = await stack.enter_async_context(
                     streamable_http_client(server.url, http_client=http)
                 )
+                read_timeout: Any = timedelta(seconds=self._timeout) if _MCP1 else self._timeout
                 session = await stack.enter_async_context(
-                    ClientSession(read, write, read_timeout_seconds=timedelta(seconds=self._timeout))
+                    ClientSession(streams[0], streams[1], read_timeout_seconds=read_timeout)
                 )
                 with mcp_session_span(name, server.url):
                     await session.initialize()
