@@ -45,7 +45,8 @@ class _Huge(HostileMcp):
         if message.get("method") != "tools/list":
             await super().__call__(request, writer)
             return
-        body = b'{"jsonrpc": "2.0", "id": %d, "result": {"tools": %s}}' % (message["id"], self.tools)
+        request_id = json.dumps(message["id"]).encode()
+        body = b'{"jsonrpc": "2.0", "id": %s, "result": {"tools": %s}}' % (request_id, self.tools)
         head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
         writer.write(head.encode() + body)
         await writer.drain()

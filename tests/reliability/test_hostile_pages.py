@@ -8,8 +8,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 from agents_a365.tooling import (
     MCPServerConfig,
@@ -17,11 +15,9 @@ from agents_a365.tooling import (
     McpToolServerConfigurationService,
     ToolingConfiguration,
 )
-from agents_a365.tooling.extensibility import list_all_tools, mcp_http_client_factory
+from agents_a365.tooling.extensibility import McpSessionPool
 from support.hostile_mcp import HostileMcp
 from support.hostile_server import HostileServer
-
-pytestmark = pytest.mark.filterwarnings("ignore:Use `streamable_http_client` instead:DeprecationWarning")
 
 SAFETY = 10.0  # a safety net against hangs only
 
@@ -30,15 +26,10 @@ async def test_the_pager_stops_at_its_page_cap() -> None:
     mcp = HostileMcp(endless_cursor=True)
     async with HostileServer() as server:
         server.route("/mcp", mcp)
-        async with asyncio.timeout(SAFETY):
-            async with (
-                mcp_http_client_factory(headers={}) as http,
-                streamable_http_client(f"{server.base_url}/mcp", http_client=http) as streams,
-                ClientSession(streams[0], streams[1]) as session,
-            ):
-                await session.initialize()
-                with pytest.raises(RuntimeError, match="more than 5 pages"):
-                    await list_all_tools(session, max_pages=5)
+        async with asyncio.timeout(SAFETY), McpSessionPool(timeout=SAFETY) as pool:
+            pages = MCPServerConfig(mcp_server_name="pages", url=f"{server.base_url}/mcp")
+            with pytest.raises(McpServerConnectionError, match="more than 5 pages"):
+                await pool.list_tools(pages, max_pages=5)
     assert mcp.methods.count("tools/list") == 5
 
 
@@ -60,4 +51,4 @@ async def test_the_core_listing_of_an_endless_server_fails_within_its_bounds() -
 @pytest.mark.parametrize("max_pages", [0, -1, True, 1.5])
 async def test_the_page_cap_must_be_a_positive_integer(max_pages: object) -> None:
     with pytest.raises(ValueError, match="max_pages must be a positive integer"):
-        await list_all_tools(None, max_pages=max_pages)  # type: ignore[arg-type]
+        await McpSessionPool().list_tools(None, max_pages=max_pages)  # type: ignore[arg-type]

@@ -64,7 +64,7 @@ def test_no_token_is_kept_in_keys_or_repr() -> None:
     cache = ToolDefinitionCache(60)
     cache.put(URL, ALICE, TOOLS)
     assert "alice-token" not in repr(cache)
-    assert not any("alice-token" in part for key in cache._entries for part in key)
+    assert not any("alice-token" in part for part in cache.key(URL, ALICE))  # what entries are kept under
 
 
 def test_ttl_setting(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,6 +4,7 @@
 # directories; extend the package path so editable installs find them too.
 __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 
+from ._cache import ToolDefinitionCache
 from ._telemetry import configure_telemetry
 from .configuration import ToolingConfiguration
 from .constants import DEFAULT_PLATFORM_ENDPOINT, DEFAULT_PLATFORM_SCOPE, PLATFORM_APP_ID, Headers
@@ -25,7 +26,6 @@ from .models import (
     ToolOptions,
 )
 from .service import McpToolServerConfigurationService
-from .tool_cache import ToolDefinitionCache, prime_output_schemas
 
 __all__ = [
     "DEFAULT_PLATFORM_ENDPOINT",
@@ -50,7 +50,6 @@ __all__ = [
     "clean_header_value",
     "configure_telemetry",
     "mcp_http_client_factory",
-    "prime_output_schemas",
     "resolve_agent_id_header",
     "shared_ssl_context",
 ]

@@ -1,18 +1,24 @@
-"""A small async TTL cache with single-flight creation.
+"""The one TTL cache, with single flight: tokens, discovery results and MCP tool definitions.
 
-Concurrent callers for one key share one creation (one token exchange, one discovery);
-failures are not cached. The creation runs in its own task: cancelling one caller (one turn)
-never cancels it for the others; it is cancelled only when no caller waits for it any more.
+Concurrent callers for one key share one creation (one token exchange, one discovery, one listing);
+failures are not cached. The creation runs in its own task: cancelling one caller (one turn) never
+cancels it for the others; it is cancelled only when no caller waits for it any more.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import time
+import weakref
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
 from typing import Generic, TypeVar
+
+from mcp.types import Tool
+
+__all__ = ["AsyncTTLCache", "ToolDefinitionCache"]
 
 V = TypeVar("V")
 
@@ -85,8 +91,124 @@ class AsyncTTLCache(Generic[V]):
         if not flight.task.cancelled():
             flight.task.exception()  # mark retrieved: no warning when every waiter gave up
 
+    def invalidate(self, key: Hashable) -> None:
+        self._entries.pop(key, None)
+
     def clear(self) -> None:
         self._entries.clear()
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+class _Definitions:
+    """One distinct set of tool definitions, shared by every entry that lists the same content (held
+    weakly by the content index: it goes with its last entry)."""
+
+    __slots__ = ("__weakref__", "tools")
+
+    def __init__(self, tools: tuple[Tool, ...]) -> None:
+        self.tools = tools
+
+
+_Key = tuple[str, str]
+_IN_THREAD = 200  # definition sets above this many tools are digested in a worker thread
+
+
+def _fingerprint(headers: Mapping[str, str]) -> str:
+    # Every header the server sees (Authorization above all) is part of the key, so a definition
+    # listed with one user's token is never handed to another user. Only a digest is kept.
+    digest = hashlib.sha256()
+    for name, value in sorted((k.lower(), v) for k, v in headers.items()):
+        digest.update(name.encode("utf-8", "surrogatepass"))
+        digest.update(b"\x00")
+        digest.update(value.encode("utf-8", "surrogatepass"))
+        digest.update(b"\x01")
+    return digest.hexdigest()
+
+
+def _content(tools: Iterable[Tool]) -> tuple[str, tuple[Tool, ...]]:
+    listed = tuple(tools)
+    digest = hashlib.sha256()
+    for tool in listed:
+        digest.update(tool.model_dump_json().encode())
+        digest.update(b"\x00")
+    return digest.hexdigest(), listed
+
+
+class ToolDefinitionCache:
+    """``tools/list`` results keyed by server URL and a SHA-256 digest of the request headers (so per
+    user), each distinct set of definitions stored once (content-addressed): users whose servers list
+    the same tools share one copy, an entry costs a key and a reference.
+
+    Entries live ``ttl`` seconds (``0`` disables the cache: every turn lists the tools again); the
+    least recently used entry goes first beyond ``max_entries``. The cached definitions are shared
+    ``mcp.types.Tool`` objects: treat them as read-only.
+    """
+
+    def __init__(
+        self, ttl: float, *, max_entries: int = 4096, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        if ttl < 0:
+            raise ValueError("ttl must be >= 0")
+        self.ttl = ttl
+        self._entries: AsyncTTLCache[_Definitions] = AsyncTTLCache(max_entries, clock)
+        self._sets: weakref.WeakValueDictionary[str, _Definitions] = weakref.WeakValueDictionary()
+
+    @staticmethod
+    def key(url: str, headers: Mapping[str, str]) -> _Key:
+        return url.strip().rstrip("/").lower(), _fingerprint(headers)
+
+    @property
+    def enabled(self) -> bool:
+        return self.ttl > 0
+
+    @property
+    def distinct_sets(self) -> int:
+        """How many distinct definition sets the entries share."""
+        return len(self._sets)
+
+    def get(self, url: str, headers: Mapping[str, str]) -> tuple[Tool, ...] | None:
+        """The definitions listed for this server with exactly these headers, if still fresh."""
+        found = self._entries.get(self.key(url, headers))
+        return None if found is None else found.tools
+
+    def put(self, url: str, headers: Mapping[str, str], tools: Iterable[Tool]) -> None:
+        if self.enabled:
+            self._entries.put(self.key(url, headers), self._shared(*_content(tools)), self.ttl)
+
+    async def get_or_list(
+        self, url: str, headers: Mapping[str, str], list_tools: Callable[[], Awaitable[Iterable[Tool]]]
+    ) -> tuple[Tool, ...]:
+        """The cached definitions, or ``list_tools()``'s (cached): concurrent callers share one listing."""
+
+        async def listed() -> tuple[_Definitions, float]:
+            tools = list(await list_tools())
+            digest, content = (
+                await asyncio.to_thread(_content, tools) if len(tools) > _IN_THREAD else _content(tools)
+            )
+            return self._shared(digest, content), self.ttl
+
+        if not self.enabled:
+            return tuple(await list_tools())
+        return (await self._entries.get_or_create(self.key(url, headers), listed)).tools
+
+    def _shared(self, digest: str, tools: tuple[Tool, ...]) -> _Definitions:
+        found = self._sets.get(digest)
+        if found is None:
+            found = self._sets[digest] = _Definitions(tools)
+        return found
+
+    def invalidate(self, url: str, headers: Mapping[str, str]) -> None:
+        """Forget this server's definitions for these headers (e.g. after connecting to it failed)."""
+        self._entries.invalidate(self.key(url, headers))
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        # Keys hold digests only, but there is nothing useful to show of them either.
+        return f"ToolDefinitionCache(ttl={self.ttl}, entries={len(self._entries)})"

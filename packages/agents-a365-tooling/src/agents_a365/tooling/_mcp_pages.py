@@ -1,52 +1,109 @@
-"""Every page of an MCP server's ``tools/list``, with a page cap (one helper for core and extensions)."""
+"""Every page of ``tools/list`` on an open MCP session, parsed off the event loop.
+
+The session (``initialize``, its id, its end) is the official client's; only the ``tools/list`` requests
+are sent here, on the session's own HTTP client. Why: mcp's transport validates each answer with
+``JSONRPCMessage.model_validate_json``, which holds the GIL (and the event loop) for the whole answer:
+2.7 s for a 15 MiB listing of 3,000 tools in ``tests/reliability/test_loop_stalls.py``'s setting, while
+``json.loads`` in a worker thread lets the loop run (under 20 ms of lag). Measured in docs/performance.md.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any
 
-from mcp import ClientSession
-from mcp.types import ListToolsRequest, PaginatedRequestParams, Tool
-from pydantic import BaseModel, ConfigDict
+from httpx_sse import EventSource
+from mcp.types import Tool
 
 from ._tool_names import usable_tools
-from .tool_cache import prime_output_schemas
 
-__all__ = ["MAX_LIST_PAGES", "list_all_tools"]
+__all__ = ["MAX_LIST_PAGES", "SessionGone", "list_tool_pages"]
 
 MAX_LIST_PAGES = 1000
 """A server repeating or inventing cursors must not keep a listing going; callers add the deadline."""
 
-
-class _Page(BaseModel):
-    """A ``tools/list`` result read item by item: one bad definition must not fail the whole server
-    (``ListToolsResult`` validates every tool at once)."""
-
-    model_config = ConfigDict(extra="allow")
-    tools: list[Any]
-    nextCursor: str | None = None
+_IN_THREAD = 256 * 1024  # answers above this are parsed in a worker thread
 
 
-async def list_all_tools(
-    session: ClientSession, *, max_pages: int = MAX_LIST_PAGES, server_name: str = "MCP server"
+class SessionGone(Exception):
+    """The server does not know the session any more (HTTP 404 on its id): a new session may list."""
+
+
+class ListingError(ValueError):
+    """The server answered, but not with the tools."""
+
+
+def _page(text: str | bytes, request_id: str, server_name: str) -> tuple[list[Tool], str | None] | None:
+    """The tools and next cursor of the answer to ``request_id`` in ``text`` (``None``: not that answer)."""
+    try:
+        message = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ListingError(f"tools/list: the server's answer is not JSON ({type(exc).__name__})") from None
+    for item in message if isinstance(message, list) else [message]:
+        if not isinstance(item, dict) or item.get("id") != request_id:
+            continue  # a notification, or a request of the server's
+        if "error" in item:
+            error = item["error"] if isinstance(item["error"], dict) else {}
+            raise ListingError(f"tools/list: JSON-RPC error {error.get('code')}: {error.get('message')}")
+        result = item.get("result")
+        if not isinstance(result, dict):
+            raise ListingError("tools/list: the server's result is not an object")
+        raw = result.get("tools")
+        if not isinstance(raw, list):
+            raise ListingError("tools/list: the result has no list of tools")
+        tools = usable_tools(raw, server_name)  # an unusable definition is left out, not the server
+        cursor = result.get("nextCursor")
+        return tools, cursor if isinstance(cursor, str) and cursor else None
+    return None
+
+
+async def _parse(
+    text: str | bytes, request_id: str, server_name: str
+) -> tuple[list[Tool], str | None] | None:
+    if len(text) > _IN_THREAD:
+        return await asyncio.to_thread(_page, text, request_id, server_name)
+    return _page(text, request_id, server_name)
+
+
+async def _request(
+    client: Any, url: str, headers: dict[str, str], message: dict[str, Any], server_name: str
+) -> Any:
+    async with client.stream("POST", url, json=message, headers=headers) as response:
+        if response.status_code == 404:
+            raise SessionGone("tools/list: HTTP 404 (the server ended the session)")
+        if not 200 <= response.status_code < 300:  # redirects too: never followed with the token
+            raise ListingError(f"tools/list: HTTP {response.status_code}")
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            async for event in EventSource(response).aiter_sse():  # the answer may come before the end
+                if event.event == "message" and event.data:
+                    page = await _parse(event.data, message["id"], server_name)
+                    if page is not None:
+                        return page
+        else:
+            page = await _parse(await response.aread(), message["id"], server_name)
+            if page is not None:
+                return page
+    raise ListingError("tools/list: the server sent no answer")
+
+
+async def list_tool_pages(
+    client: Any,
+    url: str,
+    headers: dict[str, str],
+    *,
+    max_pages: int = MAX_LIST_PAGES,
+    server_name: str = "MCP server",
 ) -> list[Tool]:
-    """The usable tools of every page of ``session``'s ``tools/list``; ``RuntimeError`` past ``max_pages``.
-
-    A tool whose definition is unusable is left out with a WARNING (see ``usable_tools``). No deadline
-    of its own: run it under the caller's (``asyncio.timeout``), which bounds the whole listing.
-    """
-    if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
-        raise ValueError("max_pages must be a positive integer")
+    """Every tool, page after page (``headers`` carry the session id and protocol version)."""
+    headers = {**headers, "accept": "application/json, text/event-stream", "content-type": "application/json"}
     tools: list[Tool] = []
     cursor: str | None = None
-    for _ in range(max_pages):
-        params = PaginatedRequestParams(cursor=cursor) if cursor else None
-        # The request itself (mcp 2 takes it as is; mcp 1 sends the same JSON as for its ClientRequest).
-        page = await session.send_request(ListToolsRequest(params=params), _Page)  # type: ignore[arg-type]
-        tools.extend(usable_tools(page.tools, server_name))
-        cursor = page.nextCursor or None
+    for number in range(1, max_pages + 1):
+        params = {"cursor": cursor} if cursor else {}
+        message = {"jsonrpc": "2.0", "id": f"a365-list-{number}", "method": "tools/list", "params": params}
+        page, cursor = await _request(client, url, headers, message, server_name)
+        tools.extend(page)
         if cursor is None:
-            # What ClientSession.list_tools records for validating results; without it the session's
-            # first call would list again, strictly, and fail on the definitions left out here.
-            prime_output_schemas(session, tools)
             return tools
-    raise RuntimeError(f"tools/list returned more than {max_pages} pages")
+    raise ListingError(f"tools/list returned more than {max_pages} pages")

@@ -10,7 +10,7 @@ from mcp.types import ErrorData
 
 # mcp 2.x renamed the JSON-RPC error to MCPError(code, message, data); 1.x has McpError(ErrorData).
 _MCP2 = hasattr(_mcp_exceptions, "MCPError")
-_McpError: type[Exception] = getattr(_mcp_exceptions, "MCPError", None) or _mcp_exceptions.McpError
+McpErrorType: type[Exception] = getattr(_mcp_exceptions, "MCPError", None) or _mcp_exceptions.McpError
 
 _SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 
@@ -32,15 +32,15 @@ def scrub(text: object) -> str:
 def scrubbed(exc: Exception) -> Exception:
     """``exc`` itself when its text holds no token; otherwise an equivalent error without it
     (and without the original as cause: its text, and the server's answer, stay behind)."""
-    if isinstance(exc, _McpError):
+    if isinstance(exc, McpErrorType):
         data: ErrorData = exc.error  # type: ignore[attr-defined]
         message = scrub(data.message)
         if message == data.message and scrub(data.data) == str(data.data) and scrub(exc) == str(exc):
             return exc
         # The server's extra data is dropped: it may hold the token too.
         if _MCP2:
-            return _McpError(data.code, message)
-        return _McpError(ErrorData(code=data.code, message=message))
+            return McpErrorType(data.code, message)
+        return McpErrorType(ErrorData(code=data.code, message=message))
     text = str(exc)
     clean = scrub(text)
     if clean == text:

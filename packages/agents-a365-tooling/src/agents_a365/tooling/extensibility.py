@@ -5,6 +5,7 @@ and third parties') import the building blocks below, and nothing private. See d
 behaviour every extension must share and the contract suite that checks it.
 """
 
+from ._cache import ToolDefinitionCache
 from ._deprecation import check_options, renamed_kwargs
 from ._history import (
     PART_SEPARATOR,
@@ -18,8 +19,8 @@ from ._history import (
     join_parts,
     sendable,
 )
-from ._mcp_pages import MAX_LIST_PAGES, list_all_tools
 from ._redact import describe_error, redact_headers, scrub, scrubbed
+from ._sessions import MAX_LIST_PAGES, McpSessionPool
 from ._telemetry import ToolCallSpan, tool_call_span
 from ._telemetry_hooks import mcp_session_span
 from ._tool_names import normalize_url, resolve_tool_names, unique_servers, usable_tools
@@ -27,13 +28,13 @@ from ._turn import TurnIdentity, turn_identity
 from .extension_base import ExtensionServiceBase
 from .mcp_http import mcp_http_client_factory, shared_ssl_context
 from .message_construction import trusted_message
-from .tool_cache import ToolDefinitionCache, prime_output_schemas
 
 __all__ = [
     "MAX_LIST_PAGES",
     "PART_SEPARATOR",
     "ExtensionServiceBase",
     "FastShape",
+    "McpSessionPool",
     "NativeMessage",
     "NativeReader",
     "ToolCallSpan",
@@ -46,11 +47,9 @@ __all__ = [
     "convert_native",
     "describe_error",
     "join_parts",
-    "list_all_tools",
     "mcp_http_client_factory",
     "mcp_session_span",
     "normalize_url",
-    "prime_output_schemas",
     "redact_headers",
     "renamed_kwargs",
     "resolve_tool_names",

@@ -1,27 +1,90 @@
-"""``httpx`` clients for MCP connections that share one TLS context.
+"""The one HTTP client factory of every MCP client we create: a shared TLS context and a response size cap.
 
 Every ``httpx.AsyncClient()`` builds a fresh ``ssl.SSLContext`` and loads the CA bundle into it
-(~15-20 ms of CPU, measured in ``scripts/bench/registration.py``), and the MCP clients create one
-``AsyncClient`` per session: per server per turn, and per tool call with per-call sessions. Sharing
-one context (immutable once built, safe to share) removes that cost; each client still has its own
-connection pool, headers and timeouts.
+(~15-20 ms of CPU, measured in ``scripts/bench/registration.py``); one context, immutable once built,
+is shared instead. Each response body (``initialize``, a ``tools/list`` page, a ``tools/call`` answer)
+is capped: past ``max_bytes`` the read stops with :class:`McpResponseTooLarge`.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
+import importlib.metadata
 import ssl
+from collections.abc import AsyncIterator
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
 import httpx
-from mcp.shared import _httpx_utils
-from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
-__all__ = ["mcp_http_client_factory", "shared_ssl_context"]
+__all__ = [
+    "DEFAULT_MAX_MCP_RESPONSE_BYTES",
+    "McpResponseTooLarge",
+    "mcp_http_client_factory",
+    "shared_ssl_context",
+]
+
+DEFAULT_MAX_MCP_RESPONSE_BYTES = 16 * 1024 * 1024
 
 # mcp 2 moved its transports to ``httpx2`` (same API) and rejects ``httpx`` clients; mcp 1 uses ``httpx``.
-# Build MCP clients with whichever module the installed mcp uses.
-_MCP_HTTPX: Any = getattr(_httpx_utils, "httpx2", httpx)
+_MCP_HTTPX: Any = (
+    importlib.import_module("httpx2") if int(importlib.metadata.version("mcp").split(".")[0]) >= 2 else httpx
+)
+# mcp's own defaults (``create_mcp_http_client``): 30 s per request, 5 min between events of a stream.
+_TIMEOUT, _SSE_READ_TIMEOUT = 30.0, 300.0
+
+
+class McpResponseTooLarge(BaseException):
+    """A response body went past the cap.
+
+    A ``BaseException`` on purpose: mcp's transport catches ``Exception`` while reading an answer and
+    then waits for an answer that never comes; this ends the transport (and its session) at once
+    instead. :class:`~agents_a365.tooling.extensibility.McpSessionPool` turns it into
+    :class:`~agents_a365.tooling.McpServerConnectionError` for its callers.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        super().__init__(f"MCP answer larger than {max_bytes} bytes")
+        self.max_bytes = max_bytes
+
+
+class _CappedStream(_MCP_HTTPX.AsyncByteStream):  # type: ignore[misc]
+    def __init__(self, stream: Any, max_bytes: int) -> None:
+        self._stream = stream
+        self._max_bytes = max_bytes
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        size = 0
+        async for chunk in self._stream:
+            size += len(chunk)
+            if size > self._max_bytes:
+                raise McpResponseTooLarge(self._max_bytes)
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
+class _CappedClient(_MCP_HTTPX.AsyncClient):  # type: ignore[misc]
+    """Caps every response, the ones through a proxy from the environment included (a transport
+    wrapper would miss those: httpx mounts its own transports for proxies)."""
+
+    max_bytes = DEFAULT_MAX_MCP_RESPONSE_BYTES
+
+    async def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
+        response = await super().send(request, stream=True, **kwargs)
+        declared = response.headers.get("content-length", "")
+        if declared.isascii() and declared.isdigit() and int(declared) > self.max_bytes:
+            await response.aclose()
+            raise McpResponseTooLarge(self.max_bytes)
+        response.stream = _CappedStream(response.stream, self.max_bytes)
+        if not stream:
+            try:
+                await response.aread()
+            finally:
+                await response.aclose()
+        return response
 
 
 @functools.cache
@@ -31,14 +94,57 @@ def shared_ssl_context() -> ssl.SSLContext:
     return _MCP_HTTPX.create_ssl_context()  # type: ignore[no-any-return]
 
 
+class SharedTransport(_MCP_HTTPX.AsyncBaseTransport):  # type: ignore[misc]
+    """One connection pool under many clients: a client's ``aclose`` leaves it open; :meth:`close` ends it."""
+
+    def __init__(self) -> None:
+        # No bound on connections: each open session holds one for its event stream. Idle ones are
+        # dropped before the 5 s idle timeout of common servers, instead of racing their close.
+        limits = _MCP_HTTPX.Limits(max_connections=None, max_keepalive_connections=64, keepalive_expiry=4.0)
+        self._inner = _MCP_HTTPX.AsyncHTTPTransport(verify=shared_ssl_context(), limits=limits)
+
+    async def handle_async_request(self, request: Any) -> Any:
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        pass
+
+    async def close(self) -> None:
+        await self._inner.aclose()
+
+
+def shared_mcp_transport() -> SharedTransport:
+    """A connection pool to hand to several :func:`mcp_http_client_factory` clients (close it at the end)."""
+    return SharedTransport()
+
+
 def mcp_http_client_factory(
     headers: dict[str, str] | None = None,
     timeout: Any = None,
     auth: Any = None,
+    *,
+    max_bytes: int = DEFAULT_MAX_MCP_RESPONSE_BYTES,
+    transport: SharedTransport | None = None,
 ) -> Any:
-    """``mcp``'s ``create_mcp_http_client`` (same defaults: no redirects, MCP timeouts) over the
-    shared TLS context; usable as ``httpx_client_factory`` by ``mcp``, langchain-mcp-adapters and
-    the OpenAI Agents SDK. An ``httpx.AsyncClient`` with mcp 1, an ``httpx2.AsyncClient`` with mcp 2."""
+    """An HTTP client for an MCP connection: mcp's defaults (no redirects, MCP timeouts), the shared TLS
+    context, every response body capped at ``max_bytes``, no cookies kept. Usable as
+    ``httpx_client_factory`` by ``mcp``, langchain-mcp-adapters and the OpenAI Agents SDK. An
+    ``httpx.AsyncClient`` with mcp 1, an ``httpx2.AsyncClient`` with mcp 2."""
     if timeout is None:
-        timeout = _MCP_HTTPX.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
-    return _MCP_HTTPX.AsyncClient(headers=headers, timeout=timeout, auth=auth, verify=shared_ssl_context())
+        timeout = _MCP_HTTPX.Timeout(_TIMEOUT, read=_SSE_READ_TIMEOUT)
+    client = _CappedClient(
+        headers=headers,
+        timeout=timeout,
+        auth=auth,
+        verify=shared_ssl_context(),
+        transport=transport,
+        # A server's cookies never come back (a session is per user, but a cookie is not our business).
+        cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
+    )
+    client.max_bytes = max_bytes
+    return client
+
+
+def is_dropped_connection(exc: BaseException) -> bool:
+    """Whether ``exc`` is a connection lost on the wire (not a timeout): worth one new attempt."""
+    return isinstance(exc, _MCP_HTTPX.TransportError) and not isinstance(exc, _MCP_HTTPX.TimeoutException)

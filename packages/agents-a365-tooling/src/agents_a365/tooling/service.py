@@ -18,15 +18,16 @@ from mcp.types import Tool
 
 from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextLike
 
+from ._cache import ToolDefinitionCache
 from ._discovery import Discovery
-from ._mcp_client import list_server_tools
+from ._sessions import McpSessionPool
+from ._telemetry_hooks import traced_mcp_listing
 from ._threat_protection import ThreatProtection
 from ._transport import CoreClient, CoreTransport
 from ._urls import validate_token_url
 from .configuration import ToolingConfiguration
 from .mcp_http import shared_ssl_context
 from .models import ChatHistoryMessage, MCPServerConfig, ToolOptions
-from .tool_cache import ToolDefinitionCache
 
 __all__ = ["McpToolServerConfigurationService"]
 
@@ -58,6 +59,8 @@ class McpToolServerConfigurationService:
         self._owns_client = http_client is None
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._abandoned: list[httpx.AsyncClient] = []
+        self._listing: McpSessionPool | None = None
+        self._listing_loop: asyncio.AbstractEventLoop | None = None
         self._discovery = Discovery(self)
         self._threat_protection = ThreatProtection(self)
         self.tool_definitions = ToolDefinitionCache(max(self.configuration.tool_cache_ttl, 0.0), clock=clock)
@@ -97,6 +100,9 @@ class McpToolServerConfigurationService:
         return self._client
 
     async def aclose(self) -> None:
+        listing, self._listing = self._listing, None
+        if listing is not None and self._listing_loop is _running_loop():
+            await listing.aclose()
         # A client of another (maybe closed) event loop is dropped, not closed: closing it from
         # here would raise "Event loop is closed"; its loop's end closed its sockets already.
         if self._client is not None and self._owns_client:
@@ -145,9 +151,9 @@ class McpToolServerConfigurationService:
     async def get_mcp_client_tools(self, server_name: str, server_config: MCPServerConfig) -> list[Tool]:
         """List one server's tools (every page), always from the server.
 
-        Within ``request_timeout`` in total, each answer capped at ``max_mcp_response_bytes``, over
-        this service's pooled HTTP client; ``McpServerConnectionError`` naming the server when it
-        cannot be listed.
+        Over the official MCP client on a session of its own (ended at once), within ``request_timeout``
+        in total, each answer capped at ``max_mcp_response_bytes``; ``McpServerConnectionError`` naming
+        the server when it cannot be listed.
         """
         if not server_name:
             raise ValueError("server_name is required")
@@ -158,29 +164,32 @@ class McpToolServerConfigurationService:
             allow_insecure_http=self.configuration.allow_insecure_http,
             what=f"MCP server {server_name!r}",
         )
+        return await _list_server_tools(server_name, server_config, pool=self._listing_pool())
+
+    def _listing_pool(self) -> McpSessionPool:
+        # Sessions closed as soon as listed (idle_timeout=0); one connection pool for every listing of
+        # this service, on this event loop (as the HTTP client). Settings are read at each listing.
+        loop = _running_loop()
+        if self._listing is None or self._listing_loop is not loop:
+            self._listing, self._listing_loop = McpSessionPool(idle_timeout=0, clock=self.clock), loop
         cfg = self.configuration
-        return await list_server_tools(
-            server_name,
-            server_config,
-            client=self.http_client,
-            timeout=cfg.request_timeout,
-            max_bytes=cfg.max_mcp_response_bytes,
-        )
+        self._listing.timeout = cfg.request_timeout
+        self._listing.max_response_bytes = cfg.max_mcp_response_bytes
+        return self._listing
 
     async def list_mcp_tools(self, server: MCPServerConfig) -> list[Tool]:
         """``server``'s tools from :attr:`tool_definitions` when fresh, else listed and cached.
 
         The cache key is the server's URL and all its request headers (so its token): one user's
-        entry never serves another. What extensions call at registration; failed listings are not cached.
+        entry never serves another; concurrent callers share one listing. What extensions call at
+        registration; failed listings are not cached.
         """
         if not isinstance(server, MCPServerConfig):
             raise TypeError("server must be an MCPServerConfig")
-        cached = self.tool_definitions.get(server.url, server.headers)
-        if cached is not None:
-            return list(cached)
-        tools = await self.get_mcp_client_tools(server.mcp_server_name, server)
-        self.tool_definitions.put(server.url, server.headers, tools)
-        return tools
+        tools = await self.tool_definitions.get_or_list(
+            server.url, server.headers, lambda: self.get_mcp_client_tools(server.mcp_server_name, server)
+        )
+        return list(tools)
 
     # -- threat protection -----------------------------------------------------------------
     async def send_chat_history(
@@ -199,6 +208,13 @@ class McpToolServerConfigurationService:
         ``TypeError`` (wrong types).
         """
         return await self._threat_protection.send_chat_history(turn_context, chat_history_messages, options)
+
+
+@traced_mcp_listing
+async def _list_server_tools(
+    server_name: str, server: MCPServerConfig, *, pool: McpSessionPool
+) -> list[Tool]:
+    return await pool.list_tools(server)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

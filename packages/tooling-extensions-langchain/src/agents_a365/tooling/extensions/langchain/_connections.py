@@ -1,84 +1,85 @@
-"""MCP connections and tool loading over langchain-mcp-adapters, with warm turns from the
-tooling service's :class:`~agents_a365.tooling.ToolDefinitionCache`.
+"""A turn's MCP tools as LangChain tools, every call through a session pool of the tooling core.
 
-Each server's ``tools/list`` result (the raw ``mcp.types.Tool`` definitions) is cached per server
-URL and request headers, so per user (its ``Authorization`` is part of the key). A warm turn
-builds the LangChain tools from the cached definitions without any MCP request:
+One mechanism for both shapes (:class:`~agents_a365.tooling.extensibility.McpSessionPool`):
 
-- per call (:func:`load_tools_per_call`): each tool opens its own session per call, as always;
-- per turn (:func:`open_sessions`): the server's one session for the turn is opened lazily by the
-  first tool call and closed when the block exits.
+- ``mcp_tools``: a pool for the block. A server listed at registration keeps the session it was listed on
+  for the block's calls; a server whose definitions are cached gets its session from its first call.
+  Every session is closed when the block exits.
+- ``get_mcp_tools`` / ``add_tool_servers_to_agent``: the service's pool, sessions reused across calls and
+  turns (per server URL and user token) until idle, token expiry, the bound or ``aclose``.
 
-The trade-off: on a cache hit nothing checks at registration that the server is still
-reachable. Such a server fails at call time instead (the tool call raises, as a failed call
-does), and its entry is invalidated so that the next turn lists it again (and, there,
-``skip_unreachable`` applies as usual). Every failed call invalidates its server's entry; failed
-listings are never cached.
+Definitions come from the tooling service's :class:`~agents_a365.tooling.ToolDefinitionCache` (per server
+URL and request headers, so per user): a warm turn makes no MCP request at registration. The trade-off: a
+cached server that has become unreachable fails at call time instead (as a failed call does), and its
+entry is invalidated so that the next turn lists it again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
-from datetime import timedelta
-from typing import cast
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any, cast
 
 import httpx
 from langchain_core.tools import BaseTool
-from langchain_mcp_adapters.callbacks import Callbacks
-from langchain_mcp_adapters.client import MultiServerMCPClient
 from langchain_mcp_adapters.interceptors import MCPToolCallRequest, MCPToolCallResult, ToolCallInterceptor
-from langchain_mcp_adapters.sessions import Connection, StreamableHttpConnection
 from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
 from mcp import ClientSession
+from mcp.types import CallToolResult
 from mcp.types import Tool as McpTool
 
-from agents_a365.tooling import (
-    MCPServerConfig,
-    McpServerConnectionError,
-    McpToolServerConfigurationService,
-    ToolDefinitionCache,
-    mcp_http_client_factory,
-)
-from agents_a365.tooling.extensibility import scrubbed
+from agents_a365.tooling import MCPServerConfig, McpServerConnectionError, ToolDefinitionCache
+from agents_a365.tooling.extensibility import McpSessionPool, scrubbed
 
-from ._session_pool import McpSessionPool, PooledSession
-from ._telemetry import TracedMCPClient, traced_tool_calls
+from ._telemetry import traced_tool_calls
 
-__all__ = [
-    "Connected",
-    "build_client",
-    "connection_error",
-    "describe_failure",
-    "done",
-    "load_tools_per_call",
-    "outcome",
-    "to_langchain",
-]
+__all__ = ["Connected", "load_tools"]
 
 logger = logging.getLogger(__name__)
 
-
-def _connection(server: MCPServerConfig, timeout: float) -> StreamableHttpConnection:
-    # server.headers is complete (shared headers + this server's own Authorization):
-    # used as-is, never with another Authorization added. The adapters' HTTP read timeout is
-    # their SSE timeout (5 min), so each MCP request also gets ``timeout`` as its response
-    # deadline: a server that drops or stalls a tool call fails it instead of hanging the turn.
-    return StreamableHttpConnection(
-        transport="streamable_http",
-        url=server.url,
-        headers=dict(server.headers),
-        timeout=timeout,
-        session_kwargs={"read_timeout_seconds": timedelta(seconds=timeout)},
-        # One shared TLS context instead of a new one per session (~17 ms of CPU each).
-        httpx_client_factory=mcp_http_client_factory,
-    )
+_CONVERT_BATCH = 200  # tools converted between two yields to the event loop
 
 
-def build_client(servers: Sequence[MCPServerConfig], timeout: float) -> MultiServerMCPClient:
-    connections: dict[str, Connection] = {s.mcp_server_name: _connection(s, timeout) for s in servers}
-    return TracedMCPClient(connections, handle_tool_errors=True)  # sessions opened in a span
+class _PoolSession:
+    """Stands in for a server's ``ClientSession`` in langchain-mcp-adapters' tools (``call_tool`` only)."""
+
+    __slots__ = ("_pool", "_schemas", "_server", "_turn")
+
+    def __init__(
+        self, pool: McpSessionPool, server: MCPServerConfig, definitions: Sequence[McpTool], turn: bool
+    ) -> None:
+        self._pool = pool
+        self._server = server
+        self._schemas = {d.name: d.outputSchema for d in definitions if d.outputSchema is not None}
+        self._turn = turn
+
+    def __repr__(self) -> str:
+        return f"_PoolSession({self._server.mcp_server_name!r})"
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None = None, progress_callback: Any = None, **_: Any
+    ) -> CallToolResult:
+        where = f"MCP server {self._server.mcp_server_name!r}"
+        if self._turn and self._pool.closed:
+            raise RuntimeError(f"{where}: the tools of an mcp_tools() block cannot be called after it exits")
+        try:
+            return await self._pool.call_tool(
+                self._server,
+                name,
+                arguments,
+                output_schema=self._schemas.get(name),
+                progress_callback=progress_callback,
+            )
+        except McpServerConnectionError:
+            if not (self._turn and self._pool.closed):
+                raise
+        # Raised outside the handler: the pool's error (with the server's text) is not its context.
+        raise McpServerConnectionError(
+            f"{where} at {self._server.url}: the mcp_tools() block exited while connecting",
+            server_name=self._server.mcp_server_name,
+            url=self._server.url,
+        )
 
 
 def describe_failure(exc: BaseException) -> str:
@@ -87,12 +88,11 @@ def describe_failure(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup):
         return ", ".join(sorted({describe_failure(e) for e in exc.exceptions}))
     if isinstance(exc, McpServerConnectionError) and exc.__cause__ is not None:
-        return describe_failure(exc.__cause__)  # the core's listing failed: say why
+        return describe_failure(exc.__cause__)
+    if isinstance(exc, McpServerConnectionError):
+        return str(exc).partition(" failed: ")[2] or type(exc).__name__  # the pool's words: no token
     if isinstance(exc, httpx.HTTPStatusError):
         return f"HTTP {exc.response.status_code}"
-    status = getattr(exc, "status_code", None)  # the core's listing errors carry the HTTP status
-    if isinstance(status, int):
-        return f"HTTP {status}"
     return type(exc).__name__
 
 
@@ -133,31 +133,35 @@ def _invalidating(cache: ToolDefinitionCache, server: MCPServerConfig) -> ToolCa
     return invalidate_on_failure
 
 
-def to_langchain(
+async def to_langchain(
     definitions: Sequence[McpTool],
     server: MCPServerConfig,
     cache: ToolDefinitionCache,
+    pool: McpSessionPool,
     *,
-    session: ClientSession | None,
-    connection: Connection | None,
-    callbacks: Callbacks | None = None,
+    turn: bool,
 ) -> list[BaseTool]:
-    """What ``load_mcp_tools`` builds from the listed tools (same names, schemas and metadata,
-    no name prefix, MCP execution errors returned to the model), plus cache invalidation."""
+    """What ``load_mcp_tools`` builds from the listed tools (same names, schemas and metadata, no name
+    prefix, MCP execution errors returned to the model), calling through ``pool``, plus cache
+    invalidation. Converted in batches: thousands of tools never hold the event loop in one step."""
+    session = cast(ClientSession, _PoolSession(pool, server, definitions, turn))
     interceptors = [traced_tool_calls(server.mcp_server_name), _invalidating(cache, server)]
-    return [
-        convert_mcp_tool_to_langchain_tool(
-            session,
-            definition,
-            connection=connection,
-            callbacks=callbacks,
-            tool_interceptors=interceptors,
-            server_name=server.mcp_server_name,
-            tool_name_prefix=False,
-            handle_tool_errors=True,
+    tools: list[BaseTool] = []
+    for start in range(0, len(definitions), _CONVERT_BATCH):
+        if start:
+            await asyncio.sleep(0)
+        tools.extend(
+            convert_mcp_tool_to_langchain_tool(
+                session,
+                definition,
+                tool_interceptors=interceptors,
+                server_name=server.mcp_server_name,
+                tool_name_prefix=False,
+                handle_tool_errors=True,
+            )
+            for definition in definitions[start : start + _CONVERT_BATCH]
         )
-        for definition in definitions
-    ]
+    return tools
 
 
 class Connected:
@@ -176,20 +180,20 @@ class Connected:
         self.skipped = skipped
 
 
-def outcome(
+def _outcome(
     servers: Sequence[MCPServerConfig],
-    results: dict[str, asyncio.Future[list[BaseTool]]],
+    results: dict[str, asyncio.Task[list[BaseTool]]],
     timeout: float,
     skip_unreachable: bool,
 ) -> Connected:
     """Raise for the first failed server (naming the others), or skip them with a warning."""
     failures: list[McpServerConnectionError] = []
     for server in servers:
-        future = results[server.mcp_server_name]
-        if not future.done() or future.cancelled():
+        task = results[server.mcp_server_name]
+        if not task.done() or task.cancelled():
             failures.append(connection_error(server, TimeoutError(f"no answer within {timeout} s")))
             continue
-        exc = future.exception()
+        exc = task.exception()
         if exc is not None:
             failures.append(connection_error(server, exc))
     if failures and not skip_unreachable:
@@ -209,68 +213,37 @@ def outcome(
     return Connected(ok, {s.mcp_server_name: results[s.mcp_server_name].result() for s in ok}, failures)
 
 
-def done(loop: asyncio.AbstractEventLoop, tools: list[BaseTool]) -> asyncio.Future[list[BaseTool]]:
-    future: asyncio.Future[list[BaseTool]] = loop.create_future()
-    future.set_result(tools)
-    return future
-
-
-async def load_tools_per_call(
-    client: MultiServerMCPClient,
+async def load_tools(
     servers: Sequence[MCPServerConfig],
-    core: McpToolServerConfigurationService,
+    cache: ToolDefinitionCache,
+    pool: McpSessionPool,
+    list_tools: Callable[[MCPServerConfig], Awaitable[Iterable[McpTool]]],
     *,
     timeout: float,
     skip_unreachable: bool = False,
-    pool: McpSessionPool | None = None,
+    turn: bool = False,
 ) -> Connected:
-    """Each server's tools, calling through ``pool``'s sessions (or, without a pool, one session per call).
+    """Each server's tools, calling through ``pool``: cached definitions cost no MCP request, the others
+    are listed concurrently by ``list_tools`` within ``timeout`` (and cached)."""
 
-    Servers with cached definitions (same URL and headers, within the cache's TTL) cost no MCP
-    request at all; the others are listed concurrently within ``timeout`` by the tooling core
-    (``list_mcp_tools``: plain requests on its pooled client, no MCP session objects) and their
-    definitions cached. A cached server that has become unreachable is not noticed here: its
-    tools fail when called (and the entry is invalidated).
-    """
-    cache = core.tool_definitions
-    loop = asyncio.get_running_loop()
-    results: dict[str, asyncio.Future[list[BaseTool]]] = {}
-    tasks: list[asyncio.Task[list[BaseTool]]] = []
+    async def server_tools(server: MCPServerConfig) -> list[BaseTool]:
+        definitions = cache.get(server.url, server.headers)
+        if definitions is None:
+            definitions = tuple(await list_tools(server))
+            logger.debug("MCP server %r listed: %d tool(s)", server.mcp_server_name, len(definitions))
+        return await to_langchain(definitions, server, cache, pool, turn=turn)
 
-    def per_call_tools(server: MCPServerConfig, definitions: Sequence[McpTool]) -> list[BaseTool]:
-        connection = client.connections[server.mcp_server_name]
-        if pool is not None:
-            session = cast(
-                ClientSession, PooledSession(pool, server, connection, definitions)
-            )  # call_tool only
-            return to_langchain(
-                definitions, server, cache, session=session, connection=None, callbacks=client.callbacks
-            )
-        return to_langchain(
-            definitions, server, cache, session=None, connection=connection, callbacks=client.callbacks
-        )
-
-    async def list_server(server: MCPServerConfig) -> list[BaseTool]:
-        definitions = await core.list_mcp_tools(server)  # cached by the core
-        logger.debug("MCP server %r listed: %d tool(s)", server.mcp_server_name, len(definitions))
-        return per_call_tools(server, definitions)
-
-    for server in servers:
-        name = server.mcp_server_name
-        cached = cache.get(server.url, server.headers)
-        if cached is not None:
-            results[name] = done(loop, per_call_tools(server, cached))
-            continue
-        task = asyncio.create_task(list_server(server), name=f"a365-mcp-list-{name}")
-        results[name] = task
-        tasks.append(task)
+    results = {
+        s.mcp_server_name: asyncio.create_task(server_tools(s), name=f"a365-mcp-list-{s.mcp_server_name}")
+        for s in servers
+    }
     try:
-        if tasks:
-            await asyncio.wait(tasks, timeout=timeout)
-        return outcome(servers, results, timeout, skip_unreachable)
+        if results:
+            await asyncio.wait(results.values(), timeout=timeout)
+        return _outcome(servers, results, timeout, skip_unreachable)
     finally:
         # Listings still running past the deadline (or when we are cancelled) are abandoned.
-        pending = [task for task in tasks if not task.done()]
+        pending = [task for task in results.values() if not task.done()]
         for task in pending:
             task.cancel()
         if pending:

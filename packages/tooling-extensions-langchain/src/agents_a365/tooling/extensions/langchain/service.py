@@ -5,24 +5,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from langchain.agents import create_agent
 from langchain_core.tools import BaseTool
+from mcp.types import Tool as McpTool
 
 from agents_a365.runtime import AuthorizationLike, TurnContextLike
 from agents_a365.tooling import (
     MCPServerConfig,
     ToolOptions,
 )
-from agents_a365.tooling.extensibility import renamed_kwargs
+from agents_a365.tooling.extensibility import McpSessionPool, renamed_kwargs
 
-from ._connections import build_client, load_tools_per_call
+from ._connections import load_tools
 from ._history_sends import ChatHistorySends, StateGraphLike, require
-from ._session_pool import McpSessionPool
 from ._toolset import AgentFactory, McpToolset, build_agent
-from ._turn_sessions import open_sessions
 
 __all__ = ["ORCHESTRATOR_NAME", "McpToolRegistrationService", "StateGraphLike"]
 
@@ -52,15 +52,23 @@ class McpToolRegistrationService(ChatHistorySends):
         if self._pool is None or self._pool_loop is not loop:
             config = self.configuration
             # A pool of another (closed) loop is dropped: its sessions ended with that loop.
-            self._pool = McpSessionPool(
-                idle_timeout=config.mcp_session_idle_timeout,
-                max_sessions=config.max_mcp_sessions,
-                connect_timeout=config.request_timeout,
-                token_expiry_skew=config.token_expiry_skew,
-                clock=self.configuration_service.clock,
+            self._pool = self._new_pool(
+                config.mcp_session_idle_timeout, config.max_mcp_sessions, "a365-mcp-pooled"
             )
             self._pool_loop = loop
         return self._pool
+
+    def _new_pool(self, idle_timeout: float, max_sessions: int, name: str) -> McpSessionPool:
+        config = self.configuration
+        return McpSessionPool(
+            timeout=config.request_timeout,
+            idle_timeout=idle_timeout,
+            max_sessions=max_sessions,
+            max_response_bytes=config.max_mcp_response_bytes,
+            token_expiry_skew=config.token_expiry_skew,
+            clock=self.configuration_service.clock,
+            name=name,
+        )
 
     async def aclose(self) -> None:
         """Close the pooled MCP sessions, then the tooling service if this service created it."""
@@ -123,15 +131,23 @@ class McpToolRegistrationService(ChatHistorySends):
         next turn lists it again.
         """
         servers = await self._servers(authorization, auth_handler_name, turn_context, auth_token, options)
-        timeout = self.configuration.request_timeout
-        client = build_client(servers, timeout)
-        async with open_sessions(
-            client,
-            servers,
-            self.configuration_service.tool_definitions,
-            timeout=timeout,
-            skip_unreachable=skip_unreachable,
-        ) as connected:
+        cache = self.configuration_service.tool_definitions
+        # The block's own sessions: kept for every call of the block (no idle timeout), closed at its exit.
+        async with self._new_pool(math.inf, max(len(servers), 1), "a365-mcp-session") as pool:
+
+            async def listed(server: MCPServerConfig) -> Sequence[McpTool]:
+                # On the block's pool: the session that lists is the one the calls use.
+                return await cache.get_or_list(server.url, server.headers, lambda: pool.list_tools(server))
+
+            connected = await load_tools(
+                servers,
+                cache,
+                pool,
+                listed,
+                timeout=self.configuration.request_timeout,
+                skip_unreachable=skip_unreachable,
+                turn=True,
+            )
             yield McpToolset(connected.servers, connected.tools_by_server)
 
     @renamed_kwargs(tool_options="options")
@@ -155,15 +171,14 @@ class McpToolRegistrationService(ChatHistorySends):
         makes no MCP request at all (a cached server that has become unreachable fails when its
         tools are called, and is listed again next turn)."""
         servers = await self._servers(authorization, auth_handler_name, turn_context, auth_token, options)
-        timeout = self.configuration.request_timeout
-        client = build_client(servers, timeout)
-        connected = await load_tools_per_call(
-            client,
+        core = self.configuration_service
+        connected = await load_tools(
             servers,
-            self.configuration_service,
-            timeout=timeout,
+            core.tool_definitions,
+            self.session_pool,
+            core.list_mcp_tools,  # a listing session of its own, ended at once; cached
+            timeout=self.configuration.request_timeout,
             skip_unreachable=skip_unreachable,
-            pool=self.session_pool,
         )
         return McpToolset(connected.servers, connected.tools_by_server)
 

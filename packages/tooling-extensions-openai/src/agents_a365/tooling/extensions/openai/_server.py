@@ -2,9 +2,10 @@
 
 The tools are listed by the tooling core at registration (cached per server and token): ``list_tools``
 answers from that list without any request, and without copying it (the SDK copies each schema it
-converts). Requests go through one ``mcp`` ``ClientSession`` per server and turn (:class:`TurnSession`),
-opened by the first of them: concurrent tool calls run concurrently on it. Nothing of the SDK's own
-servers is used, so no private attribute of openai-agents is read or written.
+converts). Requests go through the tooling core's session pool (``McpSessionPool``: one ``mcp``
+``ClientSession`` per server for the turn, opened by the first request): concurrent tool calls run
+concurrently on it; a session the server forgot is initialised again once, then the call fails typed.
+Nothing of the SDK's own servers is used, so no private attribute of openai-agents is read or written.
 
 A tool whose name clashes with another tool is exposed under the tooling core's rule
 (``<server>_<tool>``): the model sees that name, the server is called with its own.
@@ -12,11 +13,10 @@ A tool whose name clashes with another tool is exposed under the tooling core's 
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from agents.mcp import MCPServer, ToolFilter, ToolFilterContext
 from agents.run_context import RunContextWrapper
@@ -30,15 +30,16 @@ from mcp.types import (
     Tool,
 )
 
-from agents_a365.tooling import MCPServerConfig, McpServerConnectionError, ToolDefinitionCache
-from agents_a365.tooling.extensibility import list_all_tools, scrubbed
+from agents_a365.tooling import MCPServerConfig, ToolDefinitionCache
+from agents_a365.tooling.extensibility import McpSessionPool, scrubbed
 
-from ._session import TurnSession
 from ._telemetry import noting_call_id, traced_call_tool
 
 __all__ = ["A365MCPServer"]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class A365MCPServer(MCPServer):
@@ -54,7 +55,7 @@ class A365MCPServer(MCPServer):
         config: MCPServerConfig,
         tools: Sequence[Tool],
         *,
-        timeout: float,
+        pool: McpSessionPool,
         tool_cache: ToolDefinitionCache | None = None,
         exposed_names: Sequence[str] | None = None,
         cache_tools_list: bool = True,
@@ -65,14 +66,15 @@ class A365MCPServer(MCPServer):
         self.config = config
         self.cache_tools_list = cache_tools_list
         self.tool_filter = tool_filter
-        self._timeout = timeout
+        self._pool = pool
+        self._connected = False
         self._tool_cache = tool_cache
         names = list(exposed_names) if exposed_names is not None else [t.name for t in tools]
         # exposed name -> the server's own; computed once, the same on every list_tools of the turn.
         self._originals = {n: t.name for n, t in zip(names, tools, strict=True) if n != t.name}
         self._exposed = {t.name: n for n, t in zip(names, tools, strict=True) if n != t.name}
         self._tools = [self._expose(t) for t in tools]
-        self._session = TurnSession(config, tools, timeout=timeout)
+        self._output_schemas = {t.name: _output_schema(t) for t in tools}
 
     @property
     def name(self) -> str:
@@ -84,8 +86,8 @@ class A365MCPServer(MCPServer):
 
     @property
     def is_connected(self) -> bool:
-        """Whether its MCP session is open (it opens on the first request)."""
-        return self._session.is_open
+        """Whether its MCP session has been opened (by a first request) and not closed yet."""
+        return self._connected and not self._pool.closed
 
     @property
     def tool_meta_resolver(self) -> Any:
@@ -108,7 +110,14 @@ class A365MCPServer(MCPServer):
         """Nothing to do: the session opens on the first request."""
 
     async def cleanup(self) -> None:
-        await self._session.aclose()
+        """Close its MCP session (the registration service does it when the turn ends)."""
+        self._connected = False
+        await self._pool.aclose()
+
+    async def _run(self, operation: Callable[[McpSessionPool], Awaitable[T]]) -> T:
+        result = await operation(self._pool)
+        self._connected = True
+        return result
 
     # -- tools ------------------------------------------------------------------------------------
     async def list_tools(
@@ -120,19 +129,8 @@ class A365MCPServer(MCPServer):
         return await self._filtered(tools, run_context, agent)
 
     async def _list_now(self) -> list[Tool]:
-        try:
-            async with asyncio.timeout(self._timeout):  # one deadline for every page
-                listed = await self._session.request(lambda s: list_all_tools(s, server_name=self.name))
-        except TimeoutError:
-            timed_out = True
-        else:
-            timed_out = False
-        if timed_out:  # raised outside the handler: no context chained
-            raise McpServerConnectionError(
-                f"MCP server {self.name!r} at {self.url} did not list its tools within {self._timeout} s",
-                server_name=self.name,
-                url=self.url,
-            )
+        listed = await self._run(lambda pool: pool.list_tools(self.config))  # page cap, one deadline
+        self._output_schemas.update({t.name: _output_schema(t) for t in listed})
         return [self._expose(t) for t in listed]
 
     async def _filtered(self, tools: Sequence[Tool], run_context: Any, agent: Any) -> list[Tool]:
@@ -177,7 +175,11 @@ class A365MCPServer(MCPServer):
     ) -> CallToolResult:
         name = self._original(tool_name)
         try:
-            return await self._session.request(lambda s: s.call_tool(name, arguments, meta=meta))
+            return await self._run(
+                lambda pool: pool.call_tool(
+                    self.config, name, arguments, meta=meta, output_schema=self._output_schemas.get(name)
+                )
+            )
         except Exception as exc:
             # The call failed (not the tool: that is an isError result): list the server again next turn.
             if self._tool_cache is not None:
@@ -190,16 +192,32 @@ class A365MCPServer(MCPServer):
 
     # -- prompts and resources: straight to the session ------------------------------------------
     async def list_prompts(self) -> ListPromptsResult:
-        return await self._session.request(lambda s: s.list_prompts())
+        return await self._run(
+            lambda pool: pool.run(self.config, lambda s: s.list_prompts(), idempotent=True)
+        )
 
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None) -> GetPromptResult:
-        return await self._session.request(lambda s: s.get_prompt(name, arguments))
+        return await self._run(
+            lambda pool: pool.run(self.config, lambda s: s.get_prompt(name, arguments), idempotent=True)
+        )
 
     async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
-        return await self._session.request(lambda s: s.list_resources(cursor))
+        return await self._run(
+            lambda pool: pool.run(self.config, lambda s: s.list_resources(cursor), idempotent=True)
+        )
 
     async def list_resource_templates(self, cursor: str | None = None) -> ListResourceTemplatesResult:
-        return await self._session.request(lambda s: s.list_resource_templates(cursor))
+        return await self._run(
+            lambda pool: pool.run(self.config, lambda s: s.list_resource_templates(cursor), idempotent=True)
+        )
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
-        return await self._session.request(lambda s: s.read_resource(uri))  # type: ignore[arg-type]
+        return await self._run(
+            lambda pool: pool.run(self.config, lambda s: s.read_resource(uri), idempotent=True)  # type: ignore[arg-type]
+        )
+
+
+def _output_schema(tool: Tool) -> dict[str, Any] | None:
+    # mcp 1 names the field outputSchema, mcp 2 output_schema.
+    schema = getattr(tool, "outputSchema", None) or getattr(tool, "output_schema", None)
+    return schema if isinstance(schema, dict) else None

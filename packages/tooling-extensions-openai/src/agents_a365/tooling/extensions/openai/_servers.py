@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from agents.mcp import MCPServer
 from mcp.types import Tool
 
 from agents_a365.tooling import MCPServerConfig, ToolDefinitionCache
-from agents_a365.tooling.extensibility import resolve_tool_names
+from agents_a365.tooling.extensibility import McpSessionPool, resolve_tool_names
 
 from ._server import A365MCPServer
 
@@ -50,11 +50,11 @@ def build_servers(
     listed: Sequence[tuple[MCPServerConfig, Sequence[Tool]]],
     *,
     own_tools: Iterable[Any],
-    timeout: float,
+    new_pool: Callable[[], McpSessionPool],
     options: Mapping[str, Any],
     tool_cache: ToolDefinitionCache | None = None,
 ) -> list[A365MCPServer]:
-    """One server per listed config; a tool name clashing with another tool (one of ``own_tools``,
+    """One server per listed config, each with its own session pool from ``new_pool``; a tool name clashing with another tool (one of ``own_tools``,
     the agent's function tools, or another server's) is exposed under the tooling core's rule."""
     exposed = resolve_tool_names(
         _tool_names(own_tools), {c.mcp_server_name: [t.name for t in tools] for c, tools in listed}
@@ -63,7 +63,7 @@ def build_servers(
         A365MCPServer(
             config,
             tools,
-            timeout=timeout,
+            pool=new_pool(),
             tool_cache=tool_cache,
             exposed_names=exposed[config.mcp_server_name],
             **options,

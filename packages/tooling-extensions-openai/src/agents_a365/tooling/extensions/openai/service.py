@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Final, TypeVar
@@ -13,7 +14,7 @@ from agents.memory import Session
 
 from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextLike
 from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration, ToolOptions
-from agents_a365.tooling.extensibility import check_limit, unique_servers
+from agents_a365.tooling.extensibility import McpSessionPool, check_limit, unique_servers
 from agents_a365.tooling.extension_base import ExtensionServiceBase
 
 from ._connections import McpServerConnections, list_ahead
@@ -196,7 +197,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
         servers = build_servers(
             listed,
             own_tools=agent.tools,
-            timeout=self.configuration.request_timeout,
+            new_pool=self._new_pool,
             options=options,
             tool_cache=self.configuration_service.tool_definitions,
         )
@@ -212,6 +213,19 @@ class McpToolRegistrationService(ExtensionServiceBase):
             ", ".join(s.name for s in servers),
         )
         return agent.clone(mcp_servers=[*existing, *servers]), connections
+
+    def _new_pool(self) -> McpSessionPool:
+        """One server's session for one turn: kept for every request of the turn, closed at its end."""
+        config = self.configuration
+        return McpSessionPool(
+            timeout=config.request_timeout,
+            idle_timeout=math.inf,
+            max_sessions=1,
+            max_response_bytes=config.max_mcp_response_bytes,
+            token_expiry_skew=config.token_expiry_skew,
+            clock=self.configuration_service.clock,
+            name="a365-mcp-server",
+        )
 
     # -- chat history ----------------------------------------------------------------------
     async def send_chat_history(

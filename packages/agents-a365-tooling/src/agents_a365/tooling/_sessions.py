@@ -1,0 +1,528 @@
+"""MCP sessions held open and shared: the one session holder of the core and both extensions.
+
+:class:`McpSessionPool` keeps official ``mcp`` ``ClientSession`` objects (streamable HTTP, over
+:func:`mcp_http_client_factory`: shared TLS context, size cap) per server URL and request headers, so per
+user token: a session is never shared between users. Calls run concurrently on one session (mcp's
+client multiplexes requests by id).
+
+Each session lives in a holder task of the pool, not in a caller's: mcp's transport (anyio task groups)
+must be entered and exited in one task, and cancelling one caller (one turn) must never close a session
+another caller uses. A session is closed when
+
+* it has not been used for ``idle_timeout`` seconds (``0``: closed as soon as its call returns),
+* its bearer token expires (``exp`` minus ``token_expiry_skew``, on the pool's clock),
+* more than ``max_sessions`` are open (the least recently used idle one goes),
+* :meth:`McpSessionPool.aclose` is called,
+
+but only once its last user has returned (reference counting): a call that holds a session, or has been
+handed one, is never broken by its closing; later callers get a fresh session. A session the server
+forgot (HTTP 404 on its ``mcp-session-id``: the spec says the client starts a new one) or that ended
+before the request was sent is re-initialised once; then the call fails with
+:class:`~agents_a365.tooling.McpServerConnectionError`. No anyio/mcp/httpx exception reaches a caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import anyio
+from mcp import ClientSession, types
+from mcp.client.streamable_http import streamable_http_client
+
+from agents_a365.runtime import decode_token_payload, get_sdk_version
+
+from ._mcp_pages import MAX_LIST_PAGES, SessionGone, list_tool_pages
+from ._redact import McpErrorType, describe_error, scrub
+from ._telemetry_hooks import mcp_session_span
+from .errors import McpServerConnectionError
+from .headers import TOOLING_DISTRIBUTION
+from .mcp_http import (
+    DEFAULT_MAX_MCP_RESPONSE_BYTES,
+    McpResponseTooLarge,
+    is_dropped_connection,
+    mcp_http_client_factory,
+    shared_mcp_transport,
+)
+from .models import MCPServerConfig
+
+__all__ = ["MAX_LIST_PAGES", "McpSessionPool"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+_CLOSE_TIMEOUT = 5.0
+_SESSION_TERMINATED = 32600  # what mcp's client reports for a 404 on its session id
+_CONNECTION_CLOSED = -32000  # the session ended while the request waited for its answer
+_Key = tuple[str, frozenset[tuple[str, str]]]
+
+
+class _Gone(Exception):
+    """The session was gone before the request was sent, or the server forgot it: worth one new session."""
+
+
+class _Entry:
+    __slots__ = (
+        "client",
+        "expires_at",
+        "failure",
+        "holder",
+        "key",
+        "last_used",
+        "ready",
+        "retired",
+        "stop",
+        "users",
+        "wire",
+    )
+
+    def __init__(self, key: _Key, now: float, expires_at: float) -> None:
+        self.key = key
+        self.ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
+        self.stop = asyncio.Event()
+        self.holder: asyncio.Task[None] | None = None
+        self.users = 0
+        self.last_used = now
+        self.expires_at = expires_at
+        self.retired = False
+        self.failure: str | None = None  # why the session ended under its users (an over-cap answer)
+        self.client: Any = None  # the session's HTTP client, and the headers naming the session on it
+        self.wire: Callable[[], dict[str, str]] = dict
+
+
+def _token_lifetime(headers: dict[str, str], skew: float) -> float:
+    """Seconds the bearer token stays valid, minus ``skew`` (``inf`` for opaque or exp-less tokens)."""
+    value = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
+    token = value.split(" ", 1)[-1].strip()
+    try:
+        exp = decode_token_payload(token).get("exp") if token else None
+    except ValueError:
+        exp = None
+    if not isinstance(exp, int | float) or isinstance(exp, bool):
+        return math.inf
+    return float(exp) - time.time() - skew
+
+
+class McpSessionPool:
+    """Open MCP sessions per (server URL, request headers), shared by concurrent calls.
+
+    API (stable; both extensions build on it)::
+
+        pool = McpSessionPool(timeout=10, idle_timeout=60, max_sessions=64)
+        tools = await pool.list_tools(server)                  # every page, page cap, one deadline
+        result = await pool.call_tool(server, "send_mail", {"to": "x"}, output_schema=tool.outputSchema)
+        prompts = await pool.run(server, lambda s: s.list_prompts(), idempotent=True)
+        await pool.aclose()                                    # or ``async with McpSessionPool(...)``
+
+    ``server`` is an :class:`~agents_a365.tooling.MCPServerConfig` (URL and complete headers, its token
+    included). ``timeout`` bounds each operation in total (connect included); ``max_response_bytes`` caps
+    each answer. Failures raise :class:`~agents_a365.tooling.McpServerConnectionError` (server name and URL,
+    no token); a closed pool raises ``RuntimeError``. ``clock`` is the monotonic clock of the idle timeout
+    and token expiry (tests pass a fake one). ``opened`` counts the sessions opened so far.
+    """
+
+    def __init__(
+        self,
+        *,
+        timeout: float = 10.0,
+        idle_timeout: float = 60.0,
+        max_sessions: int = 64,
+        max_response_bytes: int = DEFAULT_MAX_MCP_RESPONSE_BYTES,
+        token_expiry_skew: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
+        name: str = "a365-mcp-session",
+    ) -> None:
+        if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 0:
+            raise ValueError("max_sessions must be a non-negative integer")
+        for what, value in (("timeout", timeout), ("idle_timeout", idle_timeout)):
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ValueError(f"{what} must be a non-negative number of seconds")
+        self.timeout = float(timeout)
+        self.idle_timeout = float(idle_timeout)
+        self.max_sessions = max_sessions
+        self.max_response_bytes = max_response_bytes
+        self.token_expiry_skew = token_expiry_skew
+        self._clock = clock
+        self._name = name  # the holder tasks' name prefix (``<name>-<server>``)
+        self._entries: dict[_Key, _Entry] = {}
+        self._holders: set[asyncio.Task[None]] = set()
+        self._timer: asyncio.TimerHandle | None = None
+        self._shared_transport: Any = None
+        self._closed = False
+        self.opened = 0
+        """Sessions opened so far (tests and benchmarks count them)."""
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"McpSessionPool(open={len(self._entries)}, opened={self.opened})"
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def __aenter__(self) -> McpSessionPool:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    # -- operations ------------------------------------------------------------------------------------
+    async def call_tool(
+        self,
+        server: MCPServerConfig,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        meta: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+        progress_callback: Any = None,
+    ) -> types.CallToolResult:
+        """``tools/call``; structured content checked against ``output_schema`` (the tool's definition's)."""
+        params: dict[str, Any] = {"name": name, "arguments": arguments}
+        if meta is not None:
+            params["_meta"] = meta
+        request = types.ClientRequest(types.CallToolRequest(params=types.CallToolRequestParams(**params)))
+
+        async def call(session: ClientSession) -> types.CallToolResult:
+            return await session.send_request(
+                request, types.CallToolResult, progress_callback=progress_callback
+            )
+
+        result = await self._run(server, lambda entry: call(entry.ready.result()), idempotent=False)
+        if output_schema is not None and not result.isError:
+            _check_structured(server, name, result, output_schema)
+        return result
+
+    async def list_tools(
+        self, server: MCPServerConfig, *, max_pages: int = MAX_LIST_PAGES
+    ) -> list[types.Tool]:
+        """Every page of ``tools/list`` (at most ``max_pages``), within ``timeout`` in total."""
+        if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
+            raise ValueError("max_pages must be a positive integer")
+
+        async def listing(entry: _Entry) -> list[types.Tool]:
+            return await list_tool_pages(
+                entry.client,
+                server.url,
+                entry.wire(),
+                max_pages=max_pages,
+                server_name=server.mcp_server_name,
+            )
+
+        return await self._run(server, listing, idempotent=True)
+
+    async def run(
+        self,
+        server: MCPServerConfig,
+        operation: Callable[[ClientSession], Awaitable[T]],
+        *,
+        idempotent: bool = False,
+    ) -> T:
+        """``await operation(session)`` on ``server``'s pooled session, within ``timeout``.
+
+        Retried once on a new session when the server forgot the session (404) or it ended before the
+        request was sent; ``idempotent`` operations also when the connection was lost mid-request.
+        """
+        return await self._run(server, lambda entry: operation(entry.ready.result()), idempotent=idempotent)
+
+    async def _run(
+        self, server: MCPServerConfig, operation: Callable[[_Entry], Awaitable[T]], *, idempotent: bool
+    ) -> T:
+        if not isinstance(server, MCPServerConfig):
+            raise TypeError("server must be an MCPServerConfig")
+        where = f"MCP server {server.mcp_server_name!r} at {server.url}"
+        try:
+            async with asyncio.timeout(self.timeout or None):
+                for attempt in (1, 2):
+                    try:
+                        return await self._run_once(server, operation, idempotent)
+                    except _Gone as gone:
+                        if attempt == 2:
+                            raise McpServerConnectionError(
+                                f"{where} failed: {gone}", server_name=server.mcp_server_name, url=server.url
+                            ) from None
+                        logger.debug("%s: session gone (%s): a new session, once", where, gone)
+        except TimeoutError:
+            raise McpServerConnectionError(
+                f"{where} failed: TimeoutError (did not answer within {self.timeout} s)",
+                server_name=server.mcp_server_name,
+                url=server.url,
+            ) from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _run_once(
+        self, server: MCPServerConfig, operation: Callable[[_Entry], Awaitable[T]], idempotent: bool
+    ) -> T:
+        entry = self._acquire(server)
+        try:
+            await asyncio.shield(entry.ready)  # shared connect: one cancelled caller keeps it going
+            holder = entry.holder
+            if holder is None or holder.done():
+                raise _Gone("the session had ended")
+            # The request races the session's end: a transport that fails (a dropped connection, an
+            # over-cap answer) ends the holder, and mcp then never answers the requests in flight.
+            request = asyncio.ensure_future(operation(entry))
+            try:
+                await asyncio.wait((request, holder), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                if not request.done():
+                    request.cancel()
+                    await asyncio.wait((request,))
+            if request.cancelled():  # the session ended under the request: sent or not, we cannot tell
+                if idempotent and not entry.failure:
+                    raise _Gone("the session ended during the request")
+                raise self._error(server, entry.failure or "the session ended during the request")
+            exc = request.exception()
+            if exc is None:
+                return request.result()
+            if isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError):
+                self._retire(entry)  # ended before the request went out: safe to send again
+                raise _Gone(entry.failure or "the session had ended")
+            if isinstance(exc, McpServerConnectionError):
+                raise exc
+            if isinstance(exc, McpResponseTooLarge):  # our own listing's read: the session is still fine
+                raise self._error(server, str(exc))
+            code = _error_code(exc)
+            if code == _SESSION_TERMINATED or isinstance(
+                exc, SessionGone
+            ):  # the server forgot the session: it did not run the request
+                self._retire(entry)
+                raise _Gone(_describe(exc))
+            if code == _CONNECTION_CLOSED:
+                self._retire(entry)
+                if idempotent:
+                    raise _Gone(describe_error(exc))
+            raise self._error(server, _describe(exc))
+        finally:
+            self._release(entry)
+
+    def _error(self, server: MCPServerConfig, text: str) -> McpServerConnectionError:
+        return McpServerConnectionError(
+            f"MCP server {server.mcp_server_name!r} at {server.url} failed: {text}",
+            server_name=server.mcp_server_name,
+            url=server.url,
+        )
+
+    # -- entries ---------------------------------------------------------------------------------------
+    def _acquire(self, server: MCPServerConfig) -> _Entry:
+        if self._closed:
+            raise RuntimeError("the MCP session pool is closed")
+        self.prune()
+        key: _Key = (server.url, frozenset(server.headers.items()))
+        entry = self._entries.get(key)
+        if entry is None:
+            if len(self._entries) >= max(self.max_sessions, 1):
+                self._evict_one()  # all in use: this one goes over the bound until a session is idle
+            now = self._clock()
+            entry = _Entry(key, now, now + _token_lifetime(dict(server.headers), self.token_expiry_skew))
+            self._entries[key] = entry
+            holder = asyncio.get_running_loop().create_task(
+                self._hold(entry, server), name=f"{self._name}-{server.mcp_server_name}"
+            )
+            entry.holder = holder
+            self._holders.add(holder)
+            holder.add_done_callback(self._holders.discard)
+        entry.users += 1
+        return entry
+
+    def _release(self, entry: _Entry) -> None:
+        entry.users -= 1
+        entry.last_used = self._clock()
+        if entry.users == 0 and (entry.retired or self.idle_timeout <= 0 or self.max_sessions == 0):
+            self._retire(entry)
+        self._arm_timer()
+
+    def _retire(self, entry: _Entry) -> None:
+        """No new user gets ``entry``; its session closes when its last user returns."""
+        entry.retired = True
+        if self._entries.get(entry.key) is entry:
+            del self._entries[entry.key]
+        if entry.users == 0:
+            entry.stop.set()
+            if not entry.ready.done() and entry.holder is not None:
+                entry.holder.cancel()  # connecting for nobody
+
+    def _evict_one(self) -> None:
+        idle = [e for e in self._entries.values() if e.users == 0]
+        if idle:
+            self._retire(min(idle, key=lambda e: e.last_used))
+
+    def prune(self) -> None:
+        """Retire the sessions idle for ``idle_timeout`` and those whose token expired."""
+        now = self._clock()
+        for entry in list(self._entries.values()):
+            if entry.expires_at <= now or (entry.users == 0 and now - entry.last_used >= self.idle_timeout):
+                logger.debug(
+                    "retiring a pooled MCP session (%s)", "token" if entry.expires_at <= now else "idle"
+                )
+                self._retire(entry)
+
+    def _arm_timer(self) -> None:
+        # One timer at a time for the idle timeout: sessions close even when no call comes.
+        if self._timer is not None or not self._entries or self._closed or math.isinf(self.idle_timeout):
+            return
+
+        def fire() -> None:
+            self._timer = None
+            self.prune()
+            self._arm_timer()
+
+        self._timer = asyncio.get_running_loop().call_later(max(self.idle_timeout, 0.001), fire)
+
+    async def _hold(self, entry: _Entry, server: MCPServerConfig) -> None:
+        name = server.mcp_server_name
+
+        async def on_message(message: object) -> None:
+            # mcp hands the session what its transport could not read (an answer that is not JSON-RPC)
+            # and then never answers the request: end the session, so its requests fail now.
+            if isinstance(message, ValueError) and entry.holder is not None:  # pydantic's, json's
+                entry.failure = f"the server's answer is not JSON-RPC ({type(message).__name__})"
+                entry.holder.cancel()
+
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                async with asyncio.timeout(self.timeout or None):  # a connect nobody waits for ends too
+                    client = mcp_http_client_factory(
+                        dict(server.headers), max_bytes=self.max_response_bytes, transport=self._transport()
+                    )
+                    await stack.enter_async_context(client)
+                    streams = streamable_http_client(server.url, http_client=client)
+                    read, write, session_id = await stack.enter_async_context(streams)
+                    session = await stack.enter_async_context(
+                        ClientSession(read, write, message_handler=on_message, client_info=_CLIENT_INFO)
+                    )
+                    with mcp_session_span(name, server.url):  # the handshake, in the first caller's trace
+                        hello = await session.initialize()
+                version = str(
+                    getattr(hello, "protocolVersion", None) or getattr(hello, "protocol_version", "")
+                )
+                entry.client = client
+                entry.wire = lambda: {
+                    "mcp-protocol-version": version,
+                    **({"mcp-session-id": sid} if (sid := session_id()) else {}),
+                }
+                self.opened += 1
+                logger.debug("MCP session %r opened", name)
+                entry.ready.set_result(session)
+                await entry.stop.wait()
+            logger.debug("MCP session %r closed", name)
+        except BaseException as exc:  # the holder's end: nothing propagates out of the task
+            failure = _too_large(exc)
+            if failure is not None:
+                entry.failure = str(failure)
+            text = entry.failure or _describe(exc)
+            if isinstance(exc, asyncio.CancelledError) and self._closed:
+                text = "the session pool was closed while connecting"
+            if not entry.ready.done():
+                # A connection dropped on the wire (a reused keep-alive connection the server closed):
+                # worth one new session; anything else fails the callers now.
+                retry = is_dropped_connection(_leaf(exc))
+                entry.ready.set_exception(_Gone(text) if retry else self._error(server, text))
+            elif not isinstance(exc, asyncio.CancelledError):
+                logger.debug("MCP session %r ended: %s", name, text)
+        finally:
+            self._retire(entry)
+            if entry.ready.done() and not entry.ready.cancelled():
+                entry.ready.exception()  # retrieved: no "never retrieved" warning
+
+    def _transport(self) -> Any:
+        """One connection pool for every session of this pool (keep-alive connections reused across
+        sessions and users: each request carries its session's own headers)."""
+        if self._shared_transport is None:
+            self._shared_transport = shared_mcp_transport()
+        return self._shared_transport
+
+    async def aclose(self) -> None:
+        """Refuse new calls and close every session once its calls return (then, past 5 s, cancel them)."""
+        self._closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        for entry in list(self._entries.values()):
+            self._retire(entry)
+            if not entry.ready.done() and entry.holder is not None:
+                entry.holder.cancel()  # still connecting: nothing to close politely, its callers fail now
+        holders = list(self._holders)
+        if holders:
+            _, pending = await asyncio.wait(holders, timeout=_CLOSE_TIMEOUT)
+            for holder in pending:
+                holder.cancel()
+            if pending:
+                await asyncio.wait(pending)
+        transport, self._shared_transport = self._shared_transport, None
+        if transport is not None:
+            await transport.close()
+
+
+_CLIENT_INFO = types.Implementation(name=TOOLING_DISTRIBUTION, version=get_sdk_version(TOOLING_DISTRIBUTION))
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _describe(exc: BaseException) -> str:
+    """What went wrong, without the server's extra data or anything token-shaped."""
+    exc = _leaf(exc)
+    code = _error_code(exc)
+    if code is not None:
+        message = getattr(getattr(exc, "error", None), "message", None) or getattr(exc, "message", "")
+        return f"JSON-RPC error {code}: {scrub(message)[:300]}"
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if isinstance(exc, Exception) and isinstance(status, int) and not isinstance(exc, ValueError):
+        return f"HTTP {status}"
+    if isinstance(exc, ValueError) and hasattr(exc, "error_count"):  # pydantic: its text may quote the input
+        return f"the server's answer is invalid ({exc.error_count()} validation error(s))"
+    return describe_error(exc)[:500]
+
+
+def _error_code(exc: BaseException) -> object:
+    # mcp 1: McpError(ErrorData) with .error.code; mcp 2: MCPError with .code.
+    if not isinstance(exc, McpErrorType):
+        return None
+    return getattr(getattr(exc, "error", None), "code", None) or getattr(exc, "code", None)
+
+
+def _too_large(exc: BaseException) -> McpResponseTooLarge | None:
+    if isinstance(exc, McpResponseTooLarge):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _too_large(inner)
+            if found is not None:
+                return found
+    return None
+
+
+def _check_structured(
+    server: MCPServerConfig, name: str, result: types.CallToolResult, schema: dict[str, Any]
+) -> None:
+    """What mcp's ``ClientSession.call_tool`` checks, from the definition we hold (no ``tools/list``)."""
+    from jsonschema import SchemaError, ValidationError, validate  # type: ignore[import-untyped]
+    from referencing import Registry
+
+    problem: str | None = None
+    if result.structuredContent is None:
+        problem = "has an output schema but returned no structured content"
+    else:
+        try:  # an explicit empty registry: ``$ref``s resolve within the schema only (as mcp does)
+            validate(result.structuredContent, schema, registry=Registry())
+        except (ValidationError, SchemaError) as exc:
+            problem = f"returned structured content that does not match its output schema: {exc.message}"
+        except Exception as exc:  # an unresolvable $ref, a broken schema
+            problem = f"has an unusable output schema ({type(exc).__name__})"
+    if problem is not None:
+        raise McpServerConnectionError(
+            f"MCP server {server.mcp_server_name!r} tool {name!r} {problem}",
+            server_name=server.mcp_server_name,
+            url=server.url,
+        )
