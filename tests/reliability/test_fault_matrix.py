@@ -221,9 +221,11 @@ async def test_langchain_tool_call_dropped_by_the_server_fails_within_the_timeou
         async with lc.mcp_tools(emu.authorization(), AUTH_HANDLER, turn) as toolset:
             tools = {t.name: t for t in toolset.tools()}
             emu.faults.set("mcp:mail", Fault(drop=True, mcp_method="tools/call", times=1))
-            with elapsed_at_most(WITHIN), guard.raises(McpError) as caught:
+            # A typed error, at once: the session's end fails the call (no raw mcp error, no waiting for
+            # the deadline; never sent twice: the server may have run it).
+            with elapsed_at_most(WITHIN), guard.raises(McpServerConnectionError) as caught:
                 await tools["list_emails"].ainvoke({})
-            assert "Timed out while waiting for response" in str(caught[0])
+            assert "the session ended during the request" in str(caught[0])
             # The other server's session is unaffected within the same turn.
             assert "inbox" not in str(await tools["list_events"].ainvoke({"date": "2026-01-01"}))
         assert [

@@ -27,7 +27,7 @@ from support.hostile_server import HostileServer, behaviours
 from support.jwt import make_jwt
 from support.turns import make_turn_context
 
-SAFETY = 10.0  # a safety net against hangs only; the bounds under test are the configured ones
+SAFETY = 20.0  # a safety net against hangs only; the bounds under test are the configured ones
 TOKEN = make_jwt(appid=DEFAULT_AGENT_ID)
 
 
@@ -61,7 +61,9 @@ async def test_endless_next_cursor_does_not_keep_registration_or_the_first_model
     async with HostileServer() as server:
         server.route("/mcp", mcp)
         _gateway(server, {"mcpServerName": "pages", "url": f"{server.base_url}/mcp"})
-        async with OpenAIService(configuration=_hostile_config(server)) as svc:
+        # A deadline the 1,000 pages fit in (about 1-3 ms a page over httpx on a loaded machine): the page
+        # cap, not the deadline, must be what ends the listing.
+        async with OpenAIService(configuration=_hostile_config(server, request_timeout=8.0)) as svc:
             async with asyncio.timeout(SAFETY):
                 # Registration lists through the core, whose pager stops at MAX_LIST_PAGES.
                 with pytest.raises(McpServerConnectionError, match=r"'pages'.*more than 1000 pages"):

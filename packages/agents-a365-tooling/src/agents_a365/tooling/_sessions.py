@@ -136,6 +136,7 @@ class McpSessionPool:
         token_expiry_skew: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
         name: str = "a365-mcp-session",
+        session_spans: bool = True,
     ) -> None:
         if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 0:
             raise ValueError("max_sessions must be a non-negative integer")
@@ -149,6 +150,7 @@ class McpSessionPool:
         self.token_expiry_skew = token_expiry_skew
         self._clock = clock
         self._name = name  # the holder tasks' name prefix (``<name>-<server>``)
+        self._session_spans = session_spans  # an ``initialize`` span per session opened
         self._entries: dict[_Key, _Entry] = {}
         self._holders: set[asyncio.Task[None]] = set()
         self._timer: asyncio.TimerHandle | None = None
@@ -398,7 +400,8 @@ class McpSessionPool:
                     session = await stack.enter_async_context(
                         ClientSession(read, write, message_handler=on_message, client_info=_CLIENT_INFO)
                     )
-                    with mcp_session_span(name, server.url):  # the handshake, in the first caller's trace
+                    span = mcp_session_span(name, server.url) if self._session_spans else contextlib.nullcontext()
+                    with span:  # the handshake, in the first caller's trace
                         hello = await session.initialize()
                 version = str(
                     getattr(hello, "protocolVersion", None) or getattr(hello, "protocol_version", "")
