@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import pytest_asyncio
-from agents import Agent
-from agents.mcp import MCPServerStreamableHttp
+from agents import Agent, RunContextWrapper, function_tool
+from agents.mcp import MCPServerStreamableHttp, ToolFilterContext
 from microsoft_agents.hosting.core import TurnContext
 
 from agents_a365.emulator import (
@@ -373,3 +374,61 @@ async def test_cancelling_while_connecting_stays_cancelled_and_leaks_nothing(
         await task
     assert not await leaked_tasks(tasks_before, grace=4.0)
     assert "open_agents=0" in repr(service)
+
+
+async def test_a_name_clashing_with_the_agents_own_tool_is_prefixed_and_calls_the_servers_tool(
+    emulator: Emulator,
+    service: McpToolRegistrationService,
+    authorization: EmulatorAuthorization,
+    turn: TurnContext,
+) -> None:
+    @function_tool
+    def send_email(to: str) -> str:
+        """The agent's own send_email."""
+        return to
+
+    template = Agent(name="a", tools=[send_email])
+    async with service.connected_agent(template, authorization, AUTH_HANDLER, turn) as agent:
+        names = [t.name for t in await agent.get_all_tools(RunContextWrapper(context=None))]
+        assert names.count("send_email") == 1  # the agent's own
+        assert "mail_send_email" in names
+        mail = _streamable(agent)["mail"]
+        result = await mail.call_tool(
+            "mail_send_email", {"to": "bob@contoso.example", "subject": "s", "body": "b"}
+        )
+        assert not result.isError
+    assert [r.jsonrpc_method for r in emulator.requests_for("mcp", server="mail")].count("tools/call") == 1
+    assert len(emulator.servers["mail"].state.sent) == 1  # the server's own send_email ran
+
+
+async def test_server_options_of_the_mcp_server_interface(
+    emulator: Emulator,
+    service: McpToolRegistrationService,
+    authorization: EmulatorAuthorization,
+    turn: TurnContext,
+) -> None:
+    seen: list[str] = []
+
+    async def only_list_tools(context: ToolFilterContext, tool: Any) -> bool:
+        seen.append(f"{context.server_name}:{tool.name}")
+        return str(tool.name).startswith("list_")
+
+    options = {"tool_filter": only_list_tools, "use_structured_content": True, "require_approval": "always"}
+    async with service.connected_agent(
+        Agent(name="a"), authorization, AUTH_HANDLER, turn, server_options=options
+    ) as agent:
+        mail = _streamable(agent)["mail"]
+        assert mail.use_structured_content is True
+        run_context: RunContextWrapper[Any] = RunContextWrapper(context=None)
+        assert [t.name for t in await mail.list_tools(run_context, agent)] == ["list_emails"]
+        assert "mail:send_email" in seen
+        with pytest.raises(McpServerConnectionError, match="Method not found"):  # it has none: asked, typed
+            await mail.list_prompts()
+    with pytest.raises(ValueError, match="client_session_timeout_seconds"):
+        await service.add_tool_servers_to_agent(
+            Agent(name="a"),
+            authorization,
+            AUTH_HANDLER,
+            turn,
+            server_options={"client_session_timeout_seconds": 1},
+        )
