@@ -99,3 +99,9 @@ class LangChainAdapter:
     async def register(self, authorization: Any, turn: Any) -> AsyncIterator[Any]:
         async with self.service.mcp_tools(authorization, "AGENTIC", turn) as toolset:
             yield toolset
+
+    async def tool_names(self, registered: Any) -> list[str]:
+        return [t.name for t in registered.tools()]
+
+    async def call_tool(self, registered: Any, name: str, arguments: dict[str, Any]) -> Any:
+        return await next(t for t in registered.tools() if t.name == name).ainvoke(arguments)

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from agents import Agent, SQLiteSession
+from agents import Agent, RunContextWrapper, SQLiteSession
 
 from agents_a365.emulator.contract import Image, Message, Surface, Text
 from agents_a365.runtime import OperationResult
@@ -93,3 +93,13 @@ class OpenAIAdapter:
         agent: Agent[Any] = Agent(name="contract", instructions="-")
         async with self.service.connected_agent(agent, authorization, "AGENTIC", turn) as connected:
             yield connected
+
+    async def tool_names(self, registered: Any) -> list[str]:
+        """The names the model sees (through the SDK's own conversion, which refuses duplicates)."""
+        return [t.name for t in await registered.get_mcp_tools(RunContextWrapper(context=None))]
+
+    async def call_tool(self, registered: Any, name: str, arguments: dict[str, Any]) -> Any:
+        for server in registered.mcp_servers:
+            if name in {t.name for t in await server.list_tools()}:
+                return await server.call_tool(name, arguments)
+        raise KeyError(name)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import pytest_asyncio
-from agents import Agent
-from agents.mcp import MCPServerStreamableHttp
+from agents import Agent, RunContextWrapper, function_tool
+from agents.mcp import MCPServerStreamableHttp, ToolFilterContext
 from microsoft_agents.hosting.core import TurnContext
 
 from agents_a365.emulator import (
@@ -24,25 +25,22 @@ from agents_a365.emulator import (
     TokenIssuer,
 )
 from agents_a365.tooling import McpServerConnectionError, McpToolServerConfigurationService
-from agents_a365.tooling.extensions.openai import ORCHESTRATOR_NAME, McpToolRegistrationService
+from agents_a365.tooling.extensions.openai import ORCHESTRATOR_NAME, A365MCPServer, McpToolRegistrationService
 from support.leaks import leaked_tasks, other_tasks
 from support.platform import AUTH_HANDLER, production_config
 from support.turns import make_turn_context
 
-# The SDK (not this package) opens its MCP v1 transport with mcp's deprecated streamablehttp_client.
-pytestmark = pytest.mark.filterwarnings("ignore:Use `streamable_http_client` instead:DeprecationWarning")
 
-
-def _streamable(agent: Agent[object]) -> dict[str, MCPServerStreamableHttp]:
+def _streamable(agent: Agent[object]) -> dict[str, A365MCPServer]:
     servers = {}
     for server in agent.mcp_servers:
-        assert isinstance(server, MCPServerStreamableHttp)
+        assert isinstance(server, A365MCPServer)
         servers[server.name] = server
     return servers
 
 
-def _audience(server: MCPServerStreamableHttp) -> object:
-    token = server.params["headers"]["Authorization"].removeprefix("Bearer ")
+def _audience(server: A365MCPServer) -> object:
+    token = server.config.headers["Authorization"].removeprefix("Bearer ")
     return TokenIssuer.decode_unverified(token)["aud"]
 
 
@@ -64,19 +62,19 @@ async def test_one_streamable_http_server_per_discovered_server(
     try:
         servers = _streamable(agent)
         assert set(servers) == {"mail", "calendar"}
-        assert servers["mail"].params["url"] == emulator.server_url("mail")
-        assert servers["calendar"].params["url"] == emulator.server_url("calendar")
+        assert servers["mail"].url == emulator.server_url("mail")
+        assert servers["calendar"].url == emulator.server_url("calendar")
         # Per-audience tokens: each server carries its own Authorization.
         assert _audience(servers["mail"]) in {PLATFORM_AUDIENCE, PLATFORM_AUDIENCE_URI}
         assert _audience(servers["calendar"]) == CALENDAR_AUDIENCE
         for server in servers.values():
-            headers = server.params["headers"]
+            headers = server.config.headers
             assert headers["User-Agent"].endswith(f"; {ORCHESTRATOR_NAME})")
             assert headers["x-ms-channel-id"] == "msteams"
             assert headers["x-ms-subchannel-id"] == "email"
             assert "x-ms-agentid" in headers
             # Listed by the core at registration; the server connects on its first call.
-            assert server.session is None
+            assert not server.is_connected
         assert {t.name for t in await servers["mail"].list_tools()} >= {"send_email", "list_emails"}
         assert {t.name for t in await servers["calendar"].list_tools()} >= {"create_event"}
         assert "eyJ" not in repr(agent)
@@ -84,7 +82,7 @@ async def test_one_streamable_http_server_per_discovered_server(
         # The emulator saw exactly these headers (its own Authorization per server).
         for name, server in servers.items():
             seen = emulator.requests_for(f"mcp:{name}")[0].headers
-            assert seen["authorization"] == server.params["headers"]["Authorization"]
+            assert seen["authorization"] == server.config.headers["Authorization"]
             assert ORCHESTRATOR_NAME in seen["user-agent"]
     finally:
         await service.close_tool_servers(agent)
@@ -103,7 +101,7 @@ async def test_headers_are_the_tooling_services_complete_headers(
         )
     expected = {c.mcp_server_name: c.headers for c in configs}
     async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn) as agent:
-        actual = {name: dict(s.params["headers"]) for name, s in _streamable(agent).items()}
+        actual = {name: dict(s.config.headers) for name, s in _streamable(agent).items()}
     assert actual == expected
 
 
@@ -195,13 +193,13 @@ async def test_connected_agent_closes_every_session_and_leaves_no_task(
             Agent(name="a"), emulator.authorization(), AUTH_HANDLER, turn
         ) as agent:
             servers = _streamable(agent)
-            assert not any(s.session for s in servers.values())  # listed at registration, not connected
+            assert not any(s.is_connected for s in servers.values())  # listed at registration, not connected
             # The first call connects each server.
             await servers["mail"].call_tool("list_emails", {})
             await servers["calendar"].call_tool("list_events", {"date": "2026-01-01"})
-            assert all(s.session_id for s in servers.values())
+            assert all(s.is_connected for s in servers.values())
             assert other_tasks() - tasks_before  # the connection workers are running
-        assert all(s.session is None for s in servers.values())
+        assert not any(s.is_connected for s in servers.values())
         assert not await leaked_tasks(tasks_before)
     deletes = [r.server for r in emulator.requests_for("mcp") if r.method == "DELETE"]
     # Per server: the core's listing session, then the session its call opened.
@@ -221,7 +219,7 @@ async def test_close_tool_servers_closes_what_add_tool_servers_to_agent_connecte
         await service.close_tool_servers(agent)
         await service.close_tool_servers(agent)  # idempotent
         await service.close_tool_servers(Agent(name="never registered"))  # ignored
-        assert all(s.session is None for s in servers)  # type: ignore[attr-defined]
+        assert not any(s.is_connected for s in servers)  # type: ignore[attr-defined]
         assert not await leaked_tasks(tasks_before)
     assert len([r for r in emulator.requests_for("mcp") if r.method == "DELETE"]) == 2
 
@@ -236,7 +234,7 @@ async def test_service_aclose_closes_servers_still_open(
         Agent(name="a"), emulator.authorization(), AUTH_HANDLER, turn
     )
     await service.aclose()
-    assert all(s.session is None for s in agent.mcp_servers)  # type: ignore[attr-defined]
+    assert not any(s.is_connected for s in agent.mcp_servers)  # type: ignore[attr-defined]
     assert not await leaked_tasks(tasks_before)
     assert len([r for r in emulator.requests_for("mcp") if r.method == "DELETE"]) == 2
 
@@ -376,3 +374,61 @@ async def test_cancelling_while_connecting_stays_cancelled_and_leaks_nothing(
         await task
     assert not await leaked_tasks(tasks_before, grace=4.0)
     assert "open_agents=0" in repr(service)
+
+
+async def test_a_name_clashing_with_the_agents_own_tool_is_prefixed_and_calls_the_servers_tool(
+    emulator: Emulator,
+    service: McpToolRegistrationService,
+    authorization: EmulatorAuthorization,
+    turn: TurnContext,
+) -> None:
+    @function_tool
+    def send_email(to: str) -> str:
+        """The agent's own send_email."""
+        return to
+
+    template = Agent(name="a", tools=[send_email])
+    async with service.connected_agent(template, authorization, AUTH_HANDLER, turn) as agent:
+        names = [t.name for t in await agent.get_all_tools(RunContextWrapper(context=None))]
+        assert names.count("send_email") == 1  # the agent's own
+        assert "mail_send_email" in names
+        mail = _streamable(agent)["mail"]
+        result = await mail.call_tool(
+            "mail_send_email", {"to": "bob@contoso.example", "subject": "s", "body": "b"}
+        )
+        assert not result.isError
+    assert [r.jsonrpc_method for r in emulator.requests_for("mcp", server="mail")].count("tools/call") == 1
+    assert len(emulator.servers["mail"].state.sent) == 1  # the server's own send_email ran
+
+
+async def test_server_options_of_the_mcp_server_interface(
+    emulator: Emulator,
+    service: McpToolRegistrationService,
+    authorization: EmulatorAuthorization,
+    turn: TurnContext,
+) -> None:
+    seen: list[str] = []
+
+    async def only_list_tools(context: ToolFilterContext, tool: Any) -> bool:
+        seen.append(f"{context.server_name}:{tool.name}")
+        return str(tool.name).startswith("list_")
+
+    options = {"tool_filter": only_list_tools, "use_structured_content": True, "require_approval": "always"}
+    async with service.connected_agent(
+        Agent(name="a"), authorization, AUTH_HANDLER, turn, server_options=options
+    ) as agent:
+        mail = _streamable(agent)["mail"]
+        assert mail.use_structured_content is True
+        run_context: RunContextWrapper[Any] = RunContextWrapper(context=None)
+        assert [t.name for t in await mail.list_tools(run_context, agent)] == ["list_emails"]
+        assert "mail:send_email" in seen
+        with pytest.raises(McpServerConnectionError, match="Method not found"):  # it has none: asked, typed
+            await mail.list_prompts()
+    with pytest.raises(ValueError, match="client_session_timeout_seconds"):
+        await service.add_tool_servers_to_agent(
+            Agent(name="a"),
+            authorization,
+            AUTH_HANDLER,
+            turn,
+            server_options={"client_session_timeout_seconds": 1},
+        )

@@ -24,8 +24,6 @@ from support.platform import AUTH_HANDLER, production_config
 from support.scripted_openai import ScriptedModel, assistant_message, function_call, tool_outputs
 from support.turns import make_turn_context
 
-pytestmark = pytest.mark.filterwarnings("ignore:Use `streamable_http_client` instead:DeprecationWarning")
-
 
 def _mcp_methods(emulator: Emulator, since: int = 0) -> list[str | None]:
     return [r.jsonrpc_method for r in emulator.requests_for("mcp")[since:]]

@@ -27,8 +27,6 @@ from support.hostile_server import HostileServer, behaviours
 from support.jwt import make_jwt
 from support.turns import make_turn_context
 
-pytestmark = pytest.mark.filterwarnings("ignore:Use `streamable_http_client` instead:DeprecationWarning")
-
 SAFETY = 20.0  # a safety net against hangs only; the bounds under test are the configured ones
 TOKEN = make_jwt(appid=DEFAULT_AGENT_ID)
 
@@ -72,12 +70,16 @@ async def test_endless_next_cursor_does_not_keep_registration_or_the_first_model
                     async with svc.connected_agent(Agent(name="a"), None, None, turn, auth_token=TOKEN):
                         pass
                 assert mcp.methods.count("tools/list") == 1000
-                # Without the lazy registration the SDK lists, under the same cap.
+                # With cache_tools_list=False every list_tools asks the server again: same bounds.
+                mcp.endless_cursor = False  # registration gets one page ...
                 eager = {"cache_tools_list": False}
                 async with svc.connected_agent(
                     Agent(name="a"), None, None, turn, auth_token=TOKEN, server_options=eager
                 ) as agent:
-                    with pytest.raises(Exception, match=r"max_list_pages|did not list its tools within"):
+                    mcp.endless_cursor = True  # ... then the server pages forever
+                    with pytest.raises(
+                        Exception, match=r"more than 1000 pages|did not answer within"
+                    ):
                         await agent.get_mcp_tools(RunContextWrapper(context=None))
     assert mcp.methods.count("tools/list") > 1001  # it did page; the bound, not the server, ended it
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -240,7 +241,6 @@ async def test_a_json_rpc_error_echoing_the_token_is_scrubbed() -> None:
         (b"not json", "not JSON"),
         (json.dumps({"jsonrpc": "2.0", "id": 999, "result": {}}).encode(), "sent no answer"),
         (json.dumps({"jsonrpc": "2.0", "id": "ID", "result": {"tools": "x"}}).encode(), "no list of tools"),
-        (json.dumps({"jsonrpc": "2.0", "id": "ID", "result": {"tools": [{"name": 5}]}}).encode(), "invalid"),
         (json.dumps({"jsonrpc": "2.0", "id": "ID", "result": [1]}).encode(), "not an object"),
     ],
 )
@@ -256,6 +256,27 @@ async def test_malformed_answers_fail_with_a_clear_error(answer: bytes, match: s
         server.route("/mcp", _mcp(bad))
         with pytest.raises(McpServerConnectionError, match=match):
             await _list(server)
+
+
+async def test_an_unusable_tool_definition_is_left_out_with_a_warning_naming_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    tools = [{"name": 5}, {"name": "no_schema"}, {"name": "ok", "inputSchema": {"type": "object"}}]
+
+    async def listing(message: dict[str, Any], request: Request, writer: asyncio.StreamWriter) -> None:
+        answer = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": tools}}).encode()
+        head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(answer)}\r\n\r\n"
+        writer.write(head.encode() + answer)
+        await writer.drain()
+
+    async with HostileServer() as server:
+        server.route("/mcp", _mcp(listing))
+        with caplog.at_level(logging.WARNING):
+            assert [t.name for t in await _list(server)] == ["ok"]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 2, warnings
+    assert "'<unnamed>'" in warnings[0]
+    assert "'no_schema'" in warnings[1]
 
 
 async def test_an_unsupported_protocol_version_is_refused() -> None:

@@ -32,6 +32,7 @@ from ._stepwise import Steps, json_value, mapped, run_cooperatively
 from ._telemetry import operation, tracing
 from ._telemetry_hooks import cache_lookup, turn_attributes
 from ._tokens import Tokens, strip_bearer, usable_token
+from ._tool_names import unique_servers
 from ._turn import TurnKey
 from ._urls import path_segment, validate_server_name, validate_token_url
 from .errors import ToolServerDiscoveryError
@@ -96,7 +97,10 @@ class Discovery(ServicePart):
             histogram="discovery",
             metric_attributes={"a365.discovery.source": source},
         ) as span:
-            servers = await self._list(turn_context, authorization, auth_handler_name, auth_token, options)
+            # The same URL under two names is one server: registered once, by every extension.
+            servers = unique_servers(
+                await self._list(turn_context, authorization, auth_handler_name, auth_token, options)
+            )
             span.set("a365.discovery.server_count", len(servers))
             return servers
 

@@ -16,6 +16,8 @@ from typing import Any
 from httpx_sse import EventSource
 from mcp.types import Tool
 
+from ._tool_names import usable_tools
+
 __all__ = ["MAX_LIST_PAGES", "SessionGone", "list_tool_pages"]
 
 MAX_LIST_PAGES = 1000
@@ -32,7 +34,7 @@ class ListingError(ValueError):
     """The server answered, but not with the tools."""
 
 
-def _page(text: str | bytes, request_id: str) -> tuple[list[Tool], str | None] | None:
+def _page(text: str | bytes, request_id: str, server_name: str) -> tuple[list[Tool], str | None] | None:
     """The tools and next cursor of the answer to ``request_id`` in ``text`` (``None``: not that answer)."""
     try:
         message = json.loads(text)
@@ -50,22 +52,23 @@ def _page(text: str | bytes, request_id: str) -> tuple[list[Tool], str | None] |
         raw = result.get("tools")
         if not isinstance(raw, list):
             raise ListingError("tools/list: the result has no list of tools")
-        try:
-            tools = [Tool.model_validate(each) for each in raw]
-        except ValueError:  # pydantic's ValidationError: its text may quote the input
-            raise ListingError("tools/list: a tool definition is invalid") from None
+        tools = usable_tools(raw, server_name)  # an unusable definition is left out, not the server
         cursor = result.get("nextCursor")
         return tools, cursor if isinstance(cursor, str) and cursor else None
     return None
 
 
-async def _parse(text: str | bytes, request_id: str) -> tuple[list[Tool], str | None] | None:
+async def _parse(
+    text: str | bytes, request_id: str, server_name: str
+) -> tuple[list[Tool], str | None] | None:
     if len(text) > _IN_THREAD:
-        return await asyncio.to_thread(_page, text, request_id)
-    return _page(text, request_id)
+        return await asyncio.to_thread(_page, text, request_id, server_name)
+    return _page(text, request_id, server_name)
 
 
-async def _request(client: Any, url: str, headers: dict[str, str], message: dict[str, Any]) -> Any:
+async def _request(
+    client: Any, url: str, headers: dict[str, str], message: dict[str, Any], server_name: str
+) -> Any:
     async with client.stream("POST", url, json=message, headers=headers) as response:
         if response.status_code == 404:
             raise SessionGone("tools/list: HTTP 404 (the server ended the session)")
@@ -74,18 +77,23 @@ async def _request(client: Any, url: str, headers: dict[str, str], message: dict
         if response.headers.get("content-type", "").startswith("text/event-stream"):
             async for event in EventSource(response).aiter_sse():  # the answer may come before the end
                 if event.event == "message" and event.data:
-                    page = await _parse(event.data, message["id"])
+                    page = await _parse(event.data, message["id"], server_name)
                     if page is not None:
                         return page
         else:
-            page = await _parse(await response.aread(), message["id"])
+            page = await _parse(await response.aread(), message["id"], server_name)
             if page is not None:
                 return page
     raise ListingError("tools/list: the server sent no answer")
 
 
 async def list_tool_pages(
-    client: Any, url: str, headers: dict[str, str], *, max_pages: int = MAX_LIST_PAGES
+    client: Any,
+    url: str,
+    headers: dict[str, str],
+    *,
+    max_pages: int = MAX_LIST_PAGES,
+    server_name: str = "MCP server",
 ) -> list[Tool]:
     """Every tool, page after page (``headers`` carry the session id and protocol version)."""
     headers = {**headers, "accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -94,7 +102,7 @@ async def list_tool_pages(
     for number in range(1, max_pages + 1):
         params = {"cursor": cursor} if cursor else {}
         message = {"jsonrpc": "2.0", "id": f"a365-list-{number}", "method": "tools/list", "params": params}
-        page, cursor = await _request(client, url, headers, message)
+        page, cursor = await _request(client, url, headers, message, server_name)
         tools.extend(page)
         if cursor is None:
             return tools

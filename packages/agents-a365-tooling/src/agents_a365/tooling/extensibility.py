@@ -22,6 +22,7 @@ from ._redact import describe_error, redact_headers, scrub, scrubbed
 from ._sessions import MAX_LIST_PAGES, McpSessionPool
 from ._telemetry import ToolCallSpan, tool_call_span
 from ._telemetry_hooks import mcp_session_span
+from ._tool_names import normalize_url, resolve_tool_names, unique_servers, usable_tools
 from ._turn import TurnIdentity, turn_identity
 from .extension_base import ExtensionServiceBase
 from .mcp_http import mcp_http_client_factory, shared_ssl_context
@@ -45,12 +46,16 @@ __all__ = [
     "join_parts",
     "mcp_http_client_factory",
     "mcp_session_span",
+    "normalize_url",
     "redact_headers",
     "renamed_kwargs",
+    "resolve_tool_names",
     "scrub",
     "scrubbed",
     "sendable",
     "shared_ssl_context",
     "tool_call_span",
     "turn_identity",
+    "unique_servers",
+    "usable_tools",
 ]

@@ -1,8 +1,8 @@
 """Agent 365 tooling for the OpenAI Agents SDK.
 
 :class:`McpToolRegistrationService` gives an ``agents.Agent`` the current user's Agent 365 MCP
-tool servers (one :class:`A365MCPServer`, an ``agents.mcp.MCPServerStreamableHttp``, each; connected
-concurrently, or lazily on warm turns) and sends
+tool servers (one :class:`A365MCPServer`, an ``agents.mcp.MCPServer``, each; listed at registration,
+connected by their first call) and sends
 the conversation of an ``agents`` ``Session`` to real-time threat protection.
 """
 

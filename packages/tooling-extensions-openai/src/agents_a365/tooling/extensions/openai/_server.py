@@ -1,30 +1,25 @@
-"""``MCPServerStreamableHttp`` whose connection lives in a task of its own, connected lazily when
-its tool definitions are cached.
+"""An Agent 365 MCP server for the OpenAI Agents SDK, built on its public ``agents.mcp.MCPServer``.
 
-Two problems of the SDK server, solved here:
+The tools are listed by the tooling core at registration (cached per server and token): ``list_tools``
+answers from that list without any request, and without copying it (the SDK copies each schema it
+converts). Requests go through the tooling core's session pool (``McpSessionPool``: one ``mcp``
+``ClientSession`` per server for the turn, opened by the first request): concurrent tool calls run
+concurrently on it; a session the server forgot is initialised again once, then the call fails typed.
+Nothing of the SDK's own servers is used, so no private attribute of openai-agents is read or written.
 
-* The MCP transport (anyio task groups) must be entered and exited in one task. When a request
-  fails inside the transport (a dropped connection during ``tools/call``), its task group cancels
-  the task that entered it. The SDK server enters it in whichever task calls ``connect()``; here
-  that is an owner task that exists only to hold the connection, notices the cancellation and
-  closes the transport itself. ``connect()`` and ``cleanup()`` may then be called from any task.
-* A warm turn should make no MCP request at registration. With a cached ``tools/list`` result
-  for this server and these exact headers (the user's token included), ``connect()`` does not
-  connect: the tools are listed from the cache, and the first tool call (or any other request)
-  connects.
+A tool whose name clashes with another tool is exposed under the tooling core's rule
+(``<server>_<tool>``): the model sees that name, the server is called with its own.
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
-from agents.mcp import MCPServerStreamableHttp, MCPServerStreamableHttpParams
+from agents.mcp import MCPServer, ToolFilter, ToolFilterContext
 from agents.run_context import RunContextWrapper
-from mcp import Tool as MCPTool
 from mcp.types import (
     CallToolResult,
     GetPromptResult,
@@ -32,246 +27,197 @@ from mcp.types import (
     ListResourcesResult,
     ListResourceTemplatesResult,
     ReadResourceResult,
+    Tool,
 )
 
-from agents_a365.tooling import McpServerConnectionError, ToolDefinitionCache
-from agents_a365.tooling.extensibility import MAX_LIST_PAGES, mcp_session_span, scrubbed
+from agents_a365.tooling import MCPServerConfig, ToolDefinitionCache
+from agents_a365.tooling.extensibility import McpSessionPool, scrubbed
 
 from ._telemetry import noting_call_id, traced_call_tool
 
-__all__ = ["MAX_LIST_PAGES", "A365MCPServer"]
+__all__ = ["A365MCPServer"]
 
 logger = logging.getLogger(__name__)
 
-# The core's page cap on tools/list, passed to the SDK's own listing: a server returning a new
-# nextCursor forever must not keep registration or the first model call busy.
-# max_list_pages exists from openai-agents 0.2x on; older versions get the deadline only.
-_SDK_CAPS_PAGES = "max_list_pages" in inspect.signature(MCPServerStreamableHttp.__init__).parameters
+T = TypeVar("T")
 
 
-class A365MCPServer(MCPServerStreamableHttp):
-    """An Agent 365 MCP server for the OpenAI Agents SDK (built by the registration service)."""
+class A365MCPServer(MCPServer):
+    """One Agent 365 MCP server of one turn (built by the registration service).
+
+    ``tool_filter`` and ``cache_tools_list`` mean what they mean for ``MCPServerStreamableHttp``
+    (``cache_tools_list=False``: every ``list_tools`` asks the server); the other keyword arguments
+    are ``MCPServer``'s (``use_structured_content``, ``require_approval``, ``tool_meta_resolver`` …).
+    """
 
     def __init__(
         self,
-        params: MCPServerStreamableHttpParams,
+        config: MCPServerConfig,
+        tools: Sequence[Tool],
         *,
+        pool: McpSessionPool,
         tool_cache: ToolDefinitionCache | None = None,
-        list_timeout: float | None = None,
-        **kwargs: Any,
+        exposed_names: Sequence[str] | None = None,
+        cache_tools_list: bool = True,
+        tool_filter: ToolFilter = None,
+        **options: Any,
     ) -> None:
-        if "max_list_pages" not in kwargs and _SDK_CAPS_PAGES:
-            kwargs["max_list_pages"] = MAX_LIST_PAGES
-        super().__init__(params, **kwargs)
-        # One total deadline for a whole tools/list (every page): the SDK bounds each request only.
-        self._list_timeout = list_timeout
-        # Without the SDK's own list cache the caller wants fresh lists: no lazy mode then.
-        self._tool_cache = tool_cache if tool_cache is not None and self.cache_tools_list else None
-        self._owner: asyncio.Task[None] | None = None
-        self._release = asyncio.Event()
-        self._connect_lock = asyncio.Lock()
-        self._lazy = False
-        self._abandoned = False
-        self._cached: tuple[MCPTool, ...] | None = None
-        self._published: list[MCPTool] | None = None  # the list last put in the cache
+        super().__init__(**options)
+        self.config = config
+        self.cache_tools_list = cache_tools_list
+        self.tool_filter = tool_filter
+        self._pool = pool
+        self._connected = False
+        self._tool_cache = tool_cache
+        names = list(exposed_names) if exposed_names is not None else [t.name for t in tools]
+        # exposed name -> the server's own; computed once, the same on every list_tools of the turn.
+        self._originals = {n: t.name for n, t in zip(names, tools, strict=True) if n != t.name}
+        self._exposed = {t.name: n for n, t in zip(names, tools, strict=True) if n != t.name}
+        self._tools = [self._expose(t) for t in tools]
+        self._output_schemas = {t.name: _output_schema(t) for t in tools}
+
+    @property
+    def name(self) -> str:
+        return self.config.mcp_server_name
+
+    @property
+    def url(self) -> str:
+        return self.config.url
+
+    @property
+    def is_connected(self) -> bool:
+        """Whether its MCP session has been opened (by a first request) and not closed yet."""
+        return self._connected and not self._pool.closed
 
     @property
     def tool_meta_resolver(self) -> Any:
         """The SDK's ``_meta`` resolver hook, wrapped to note the tool call id for the span."""
-        return self._meta_resolver
+        return self._resolver
 
     @tool_meta_resolver.setter
     def tool_meta_resolver(self, resolver: Any) -> None:
-        self._meta_resolver = noting_call_id(resolver)
+        self._resolver = noting_call_id(resolver)
 
-    # -- what identifies this server's cache entry --------------------------------------------
-    @property
-    def _url(self) -> str:
-        return str(self.params["url"])
+    def __repr__(self) -> str:
+        return f"A365MCPServer({self.name!r}, url={self.url!r}, tools={len(self._tools)})"
 
-    @property
-    def _headers(self) -> Mapping[str, str]:
-        return self.params.get("headers") or {}
+    def _expose(self, tool: Tool) -> Tool:
+        name = self._exposed.get(tool.name)
+        return tool if name is None else tool.model_copy(update={"name": name})
 
-    @property
-    def is_connected(self) -> bool:
-        """Whether an MCP session is open (a lazily registered server has none until first used)."""
-        return self.session is not None
-
-    # -- lifecycle ----------------------------------------------------------------------------
+    # -- lifecycle: connected by the first request, closed when the turn ends -----------------------
     async def connect(self) -> None:
-        if self._tool_cache is not None and self._owner is None and self.session is None:
-            cached = self._tool_cache.get(self._url, self._headers)
-            if cached is not None:
-                self._cached = cached
-                # Seed the SDK's list cache: list_tools() and the required-argument check read it.
-                self._tools_list = self._published = list(cached)  # from the cache: not put back
-                self._cache_dirty = False
-                self._lazy = True
-                logger.debug("MCP server %r registered from cached tool definitions", self.name)
-                return
-        await self._connect_now()
-
-    async def _connect_now(self) -> None:
-        async with self._connect_lock:
-            if self.session is not None:
-                return
-            loop = asyncio.get_running_loop()
-            ready: asyncio.Future[None] = loop.create_future()
-            self._release = asyncio.Event()
-            owner = asyncio.create_task(self._own(ready), name=f"a365-mcp-server-{self.name}")
-            self._owner = owner
-            self._abandoned = False
-            try:
-                with mcp_session_span(self.name, self._url):
-                    await asyncio.shield(ready)
-            except BaseException:
-                if not ready.done():  # we were cancelled while the owner is still connecting
-                    self._abandoned = True
-                    owner.cancel()
-                await asyncio.wait({owner})
-                self._owner = None
-                if self._tool_cache is not None:
-                    self._tool_cache.invalidate(self._url, self._headers)
-                raise
-            self._lazy = False  # only now: concurrent first calls wait on the lock above meanwhile
-
-    def abort_connect(self) -> None:
-        """Give up a connect in flight now (its caller was cancelled): the owner task is cancelled
-        instead of waiting for the server to answer ``initialize``. A no-op once connected."""
-        owner = self._owner
-        if owner is not None and not owner.done() and self.session is None:
-            self._abandoned = True
-            owner.cancel()
-
-    async def _own(self, ready: asyncio.Future[None]) -> None:
-        """Connect, wait until released (or until the transport fails), then clean up: all in this task."""
-        try:
-            await super().connect()  # type: ignore[no-untyped-call]
-        except BaseException as exc:
-            if not ready.done():
-                if isinstance(exc, asyncio.CancelledError) and self._abandoned:
-                    ready.cancel()
-                elif isinstance(exc, asyncio.CancelledError):
-                    # The MCP v1 transport reports a failed request during connect (an HTTP error
-                    # status, a dropped connection) by cancelling its host task: not our caller's
-                    # cancellation, a connection failure.
-                    ready.set_exception(
-                        McpServerConnectionError(
-                            f"MCP server {self.name!r} at {self._url} could not be connected: "
-                            "the connection failed while initializing",
-                            server_name=self.name,
-                            url=self._url,
-                        )
-                    )
-                else:
-                    ready.set_exception(exc)
-            return
-        logger.debug("MCP server %r connected", self.name)
-        ready.set_result(None)
-        try:
-            await self._release.wait()
-        except asyncio.CancelledError:
-            # The transport's task group failed and cancelled its host (this task), or the
-            # caller gave up on a connect: either way the transport is closed here, in its task.
-            logger.debug("MCP server %r: connection ended early; closing it", self.name)
-        try:
-            await super().cleanup()  # type: ignore[no-untyped-call]
-        except BaseException as exc:  # the SDK already logged it (credential-safe)
-            logger.debug("MCP server %r: cleanup ended with %s", self.name, type(exc).__name__)
-        else:
-            logger.debug("MCP server %r closed", self.name)
+        """Nothing to do: the session opens on the first request."""
 
     async def cleanup(self) -> None:
-        owner = self._owner
-        if owner is not None and owner is asyncio.current_task():
-            await super().cleanup()  # type: ignore[no-untyped-call]  # the SDK's connect() cleaning up after a failure, in the owner
-            return
-        self._lazy = False
-        self._owner = None
-        if owner is None:
-            await super().cleanup()  # type: ignore[no-untyped-call]  # nothing was connected: just resets the SDK's state
-            return
-        self._release.set()
-        await asyncio.wait({owner})  # the owner never raises; the caller's cancellation does
+        """Close its MCP session (the registration service does it when the turn ends)."""
+        self._connected = False
+        await self._pool.aclose()
 
-    # -- requests -----------------------------------------------------------------------------
-    async def _ensure_connected(self) -> None:
-        if self.session is None and self._lazy:
-            await self._connect_now()
+    async def _run(self, operation: Callable[[McpSessionPool], Awaitable[T]]) -> T:
+        result = await operation(self._pool)
+        self._connected = True
+        return result
 
+    # -- tools ------------------------------------------------------------------------------------
     async def list_tools(
         self, run_context: RunContextWrapper[Any] | None = None, agent: Any | None = None
-    ) -> list[MCPTool]:
-        if self.session is None and self._lazy and self._tools_list is not None:
-            tools: Sequence[MCPTool] = self._tools_list
-            if self.tool_filter is not None:
-                tools = await self._apply_tool_filter(list(tools), run_context, agent)
-            # Copies, as the SDK returns: callers must not be able to change the cache.
-            return [tool.model_copy(deep=True) for tool in tools]
-        deadline = asyncio.timeout(self._list_timeout)
-        try:
-            async with deadline:
-                tools_list = await super().list_tools(run_context, agent)
-        except TimeoutError:
-            timed_out = True
-        except Exception:
-            # The deadline's cancellation can surface from the MCP transport as another error
-            # (anyio ClosedResourceError/BrokenResourceError, seen under load): still the deadline.
-            if not deadline.expired():
-                raise
-            timed_out = True
-        else:
-            timed_out = False
-        if timed_out:  # raised outside the handler: no context chained to the SDK's internals
-            raise McpServerConnectionError(
-                f"MCP server {self.name!r} at {self._url} did not list its tools within {self._list_timeout} s",
-                server_name=self.name,
-                url=self._url,
-            )
-        fetched = self._tools_list
-        # Only a list newly fetched from the server goes into the cache (the runner lists on every
-        # model turn, mostly from the SDK's own cache).
-        if (
-            self._tool_cache is not None
-            and fetched
-            and not self._cache_dirty
-            and fetched is not self._published
-        ):
-            self._tool_cache.put(self._url, self._headers, fetched)
-            self._published = fetched
-        return tools_list
+    ) -> list[Tool]:
+        tools = self._tools if self.cache_tools_list else await self._list_now()
+        if self.tool_filter is None:
+            return list(tools)
+        return await self._filtered(tools, run_context, agent)
+
+    async def _list_now(self) -> list[Tool]:
+        listed = await self._run(lambda pool: pool.list_tools(self.config))  # page cap, one deadline
+        self._output_schemas.update({t.name: _output_schema(t) for t in listed})
+        return [self._expose(t) for t in listed]
+
+    async def _filtered(self, tools: Sequence[Tool], run_context: Any, agent: Any) -> list[Tool]:
+        """``tool_filter`` applied as the SDK applies it: a static allow/block list of the server's
+        names, or a callable (a failing one leaves the tool out)."""
+        spec = self.tool_filter
+        if isinstance(spec, Mapping):
+            allowed, blocked = spec.get("allowed_tool_names"), spec.get("blocked_tool_names") or ()
+            return [
+                t
+                for t in tools
+                if (allowed is None or self._original(t.name) in allowed)
+                and self._original(t.name) not in blocked
+            ]
+        if run_context is None or agent is None:
+            raise ValueError("run_context and agent are required for a callable tool_filter")
+        context = ToolFilterContext(run_context=run_context, agent=agent, server_name=self.name)
+        kept = []
+        for tool in tools:
+            try:
+                keep = spec(context, tool)  # type: ignore[misc]
+                if inspect.isawaitable(keep):
+                    keep = await keep
+            except Exception as exc:
+                logger.warning(
+                    "tool_filter failed for tool %r of %r (%s): left out",
+                    tool.name,
+                    self.name,
+                    type(exc).__name__,
+                )
+                keep = False
+            if keep:
+                kept.append(tool)
+        return kept
+
+    def _original(self, name: str) -> str:
+        return self._originals.get(name, name)
 
     @traced_call_tool
     async def call_tool(
         self, tool_name: str, arguments: dict[str, Any] | None, meta: dict[str, Any] | None = None
     ) -> CallToolResult:
-        await self._ensure_connected()
+        name = self._original(tool_name)
         try:
-            return await super().call_tool(tool_name, arguments, meta)
+            return await self._run(
+                lambda pool: pool.call_tool(
+                    self.config, name, arguments, meta=meta, output_schema=self._output_schemas.get(name)
+                )
+            )
         except Exception as exc:
+            # The call failed (not the tool: that is an isError result): list the server again next turn.
+            if self._tool_cache is not None:
+                self._tool_cache.invalidate(self.url, self.config.headers)
             clean = scrubbed(exc)
             if clean is exc:
                 raise
         # Raised outside the handler, so the original (with the server's text) is not its context.
         raise clean
 
+    # -- prompts and resources: straight to the session ------------------------------------------
     async def list_prompts(self) -> ListPromptsResult:
-        await self._ensure_connected()
-        return await super().list_prompts()
+        return await self._run(
+            lambda pool: pool.run(self.config, lambda s: s.list_prompts(), idempotent=True)
+        )
 
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None) -> GetPromptResult:
-        await self._ensure_connected()
-        return await super().get_prompt(name, arguments)
+        return await self._run(
+            lambda pool: pool.run(self.config, lambda s: s.get_prompt(name, arguments), idempotent=True)
+        )
 
     async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
-        await self._ensure_connected()
-        return await super().list_resources(cursor)
+        return await self._run(
+            lambda pool: pool.run(self.config, lambda s: s.list_resources(cursor), idempotent=True)
+        )
 
     async def list_resource_templates(self, cursor: str | None = None) -> ListResourceTemplatesResult:
-        await self._ensure_connected()
-        return await super().list_resource_templates(cursor)
+        return await self._run(
+            lambda pool: pool.run(self.config, lambda s: s.list_resource_templates(cursor), idempotent=True)
+        )
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
-        await self._ensure_connected()
-        return await super().read_resource(uri)
+        return await self._run(
+            lambda pool: pool.run(self.config, lambda s: s.read_resource(uri), idempotent=True)  # type: ignore[arg-type]
+        )
+
+
+def _output_schema(tool: Tool) -> dict[str, Any] | None:
+    # mcp 1 names the field outputSchema, mcp 2 output_schema.
+    schema = getattr(tool, "outputSchema", None) or getattr(tool, "output_schema", None)
+    return schema if isinstance(schema, dict) else None

@@ -1,86 +1,72 @@
-"""Discovered server configurations -> ``agents.mcp.MCPServerStreamableHttp`` instances."""
+"""Discovered servers and their listed tools -> :class:`A365MCPServer` instances, names resolved."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from agents.mcp import MCPServer
+from mcp.types import Tool
 
-from agents_a365.tooling import MCPServerConfig, ToolDefinitionCache, mcp_http_client_factory
+from agents_a365.tooling import MCPServerConfig, ToolDefinitionCache
+from agents_a365.tooling.extensibility import McpSessionPool, resolve_tool_names
 
 from ._server import A365MCPServer
 
-__all__ = ["RESERVED_SERVER_OPTIONS", "build_server", "new_servers", "normalize_url", "server_url"]
+__all__ = ["SERVER_OPTIONS", "build_servers", "check_server_options", "server_url"]
 
-# Set from the discovered configuration; a caller's value would silently drop the
-# server's own Authorization or rename it.
-RESERVED_SERVER_OPTIONS = frozenset({"params", "name"})
+# What ``server_options`` may set: ``MCPServer``'s own arguments (those of the installed openai-agents)
+# and the two ``MCPServerStreamableHttp`` ones the server implements.
+SERVER_OPTIONS = frozenset(
+    {"cache_tools_list", "tool_filter"}
+    | {n for n in inspect.signature(MCPServer.__init__).parameters if n != "self"}
+)
 
 
-def normalize_url(url: str) -> str:
-    """The URL compared for duplicates: scheme and host lower-cased, trailing ``/`` ignored."""
-    text = url.strip()
-    try:
-        parts = urlsplit(text)
-    except ValueError:
-        return text.rstrip("/")
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path.rstrip("/"), parts.query, ""))
+def check_server_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``options`` as a dict; ``ValueError`` naming any option the servers do not take."""
+    unknown = set(options or {}) - SERVER_OPTIONS
+    if unknown:
+        raise ValueError(
+            f"server_options cannot set {sorted(unknown)}: the servers take {sorted(SERVER_OPTIONS)} "
+            "(url, headers and name come from discovery)"
+        )
+    return dict(options or {})
 
 
 def server_url(server: MCPServer) -> str | None:
-    """The URL of an HTTP-based SDK server (streamable HTTP or SSE), else ``None``."""
+    """The URL of an HTTP-based SDK server (ours, streamable HTTP or SSE), else ``None``."""
     params = getattr(server, "params", None)
     url = params.get("url") if isinstance(params, Mapping) else getattr(server, "url", None)
     return url if isinstance(url, str) and url.strip() else None
 
 
-def new_servers(
-    discovered: Iterable[MCPServerConfig], existing: Sequence[MCPServer]
-) -> list[MCPServerConfig]:
-    """The discovered servers whose URL is neither on the agent already nor listed twice."""
-    seen = {normalize_url(url) for url in (server_url(s) for s in existing) if url is not None}
-    result: list[MCPServerConfig] = []
-    for config in discovered:
-        key = normalize_url(config.url)
-        if key in seen:
-            continue
-        seen.add(key)
-        result.append(config)
-    return result
+def _tool_names(tools: Iterable[Any]) -> list[str]:
+    return [name for name in (getattr(t, "name", None) for t in tools) if isinstance(name, str)]
 
 
-def build_server(
-    config: MCPServerConfig,
+def build_servers(
+    listed: Sequence[tuple[MCPServerConfig, Sequence[Tool]]],
     *,
-    timeout: float,
-    options: Mapping[str, Any] | None = None,
+    own_tools: Iterable[Any],
+    new_pool: Callable[[], McpSessionPool],
+    options: Mapping[str, Any],
     tool_cache: ToolDefinitionCache | None = None,
-) -> A365MCPServer:
-    """One SDK server for ``config``, connecting with its complete headers (own Authorization included).
-
-    With ``tool_cache`` holding this server's definitions for these headers, the server is
-    registered without connecting and connects on first use (see :class:`A365MCPServer`).
-
-    ``timeout`` bounds each HTTP request and each MCP response (``client_session_timeout_seconds``);
-    ``options`` are further ``MCPServerStreamableHttp`` arguments (``cache_tools_list``,
-    ``tool_filter``, ``require_approval`` …) and may override those defaults.
-    """
-    kwargs: dict[str, Any] = {"cache_tools_list": True, "client_session_timeout_seconds": timeout}
-    kwargs.update(options or {})
-    return A365MCPServer(
-        params={
-            "url": config.url,
-            # A copy: the SDK server must not share (or mutate) the frozen config's dict.
-            "headers": dict(config.headers),
-            "timeout": timeout,
-            "terminate_on_close": True,
-            # One shared TLS context: a fresh one per client costs ~18 ms of CPU (scripts/bench).
-            "httpx_client_factory": mcp_http_client_factory,
-        },
-        name=config.mcp_server_name,
-        tool_cache=tool_cache,
-        list_timeout=timeout,
-        **kwargs,
+) -> list[A365MCPServer]:
+    """One server per listed config, each with its own session pool from ``new_pool``; a tool name clashing with another tool (one of ``own_tools``,
+    the agent's function tools, or another server's) is exposed under the tooling core's rule."""
+    exposed = resolve_tool_names(
+        _tool_names(own_tools), {c.mcp_server_name: [t.name for t in tools] for c, tools in listed}
     )
+    return [
+        A365MCPServer(
+            config,
+            tools,
+            pool=new_pool(),
+            tool_cache=tool_cache,
+            exposed_names=exposed[config.mcp_server_name],
+            **options,
+        )
+        for config, tools in listed
+    ]

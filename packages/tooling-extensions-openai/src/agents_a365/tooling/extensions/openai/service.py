@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Final, TypeVar
@@ -12,18 +13,13 @@ from agents import Agent
 from agents.memory import Session
 
 from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextLike
-from agents_a365.tooling import (
-    McpServerConnectionError,
-    McpToolServerConfigurationService,
-    ToolingConfiguration,
-    ToolOptions,
-)
-from agents_a365.tooling.extensibility import check_limit
+from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration, ToolOptions
+from agents_a365.tooling.extensibility import McpSessionPool, check_limit, unique_servers
 from agents_a365.tooling.extension_base import ExtensionServiceBase
 
 from ._connections import McpServerConnections, list_ahead
 from ._conversion import to_chat_history_messages
-from ._servers import RESERVED_SERVER_OPTIONS, build_server, new_servers
+from ._servers import build_servers, check_server_options, server_url
 
 __all__ = ["ORCHESTRATOR_NAME", "McpToolRegistrationService"]
 
@@ -93,16 +89,16 @@ class McpToolRegistrationService(ExtensionServiceBase):
         skip_unreachable: bool = False,
         server_options: Mapping[str, Any] | None = None,
     ) -> Agent[TContext]:
-        """A **clone** of ``agent`` whose ``mcp_servers`` also hold the user's Agent 365 servers, connected.
+        """A **clone** of ``agent`` whose ``mcp_servers`` also hold the user's Agent 365 servers.
 
         ``agent`` itself is never changed, so one template agent can serve concurrent turns of
         different users (each clone's servers carry that user's tokens). Servers already on the
         agent are kept first, untouched (you connect and close those); a discovered server whose
-        URL is already there, or listed twice, is added once.
+        URL is already there, or listed twice, is added once. A tool name that clashes with another
+        tool (of the agent or another server) is exposed as ``<server>_<tool>`` (README, "Tool names").
 
         The new servers' tools are listed concurrently before this returns (by the tooling core, cached
-        per server and token); each server connects on its first call (with
-        ``server_options={"cache_tools_list": False}``, at registration). Close them with
+        per server and token); each server opens its MCP session on its first request. Close them with
         ``await service.close_tool_servers(returned_agent)`` when the turn ends (or use
         :meth:`connected_agent`, which does it for you).
 
@@ -110,8 +106,8 @@ class McpToolRegistrationService(ExtensionServiceBase):
         (``ToolServerDiscoveryError``, ``TokenAcquisitionError`` …) and
         ``McpServerConnectionError`` naming a server that cannot be reached; with
         ``skip_unreachable=True`` such a server is left out with a warning instead.
-        ``server_options`` are extra ``MCPServerStreamableHttp`` arguments (``tool_filter``,
-        ``require_approval``, ``cache_tools_list`` …) applied to every new server.
+        ``server_options`` are arguments of every new server: ``MCPServer``'s (``require_approval``,
+        ``use_structured_content``, ``tool_meta_resolver`` …), ``tool_filter`` and ``cache_tools_list``.
         """
         clone, connections = await self._register(
             agent,
@@ -179,9 +175,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
             raise ValueError("agent is required")
         if turn_context is None:
             raise ValueError("turn_context is required")
-        reserved = RESERVED_SERVER_OPTIONS & set(server_options or {})
-        if reserved:
-            raise ValueError(f"server_options cannot set {sorted(reserved)}: they come from discovery")
+        options = check_server_options(server_options)
         existing = list(agent.mcp_servers or [])
         discovered = await self.configuration_service.list_tool_servers(
             turn_context,
@@ -190,40 +184,48 @@ class McpToolRegistrationService(ExtensionServiceBase):
             auth_token,
             self.tool_options(None),
         )
-        configs = new_servers(discovered, existing)
+        known = [url for url in map(server_url, existing) if url is not None]
+        configs = unique_servers(discovered, known)  # a server already on the agent is not added again
         if not configs:
             logger.info("no new MCP servers to add (%d discovered)", len(discovered))
             return agent.clone(mcp_servers=existing), None
-        timeout = self.configuration.request_timeout
-        tool_cache = self.configuration_service.tool_definitions
-        skipped: list[McpServerConnectionError] = []
-        if tool_cache.enabled and (server_options or {}).get("cache_tools_list", True):
-            # Listed by the core (one pooled client, no MCP session per server); each server then
-            # connects on its first call, as on a warm turn.
-            configs, skipped = await list_ahead(
-                self.configuration_service, configs, skip_unreachable=skip_unreachable
-            )
-            if not configs:
-                return agent.clone(mcp_servers=existing), None
-        connections = McpServerConnections(
-            [
-                (cfg, build_server(cfg, timeout=timeout, options=server_options, tool_cache=tool_cache))
-                for cfg in configs
-            ],
-            connect_timeout=timeout,
-            cleanup_timeout=timeout,
+        # Listed by the core (cached per server and token: a warm turn makes no request); each server
+        # opens its MCP session on its first call.
+        listed, skipped = await list_ahead(
+            self.configuration_service, configs, skip_unreachable=skip_unreachable
         )
-        connections.skipped = skipped
+        servers = build_servers(
+            listed,
+            own_tools=agent.tools,
+            new_pool=self._new_pool,
+            options=options,
+            tool_cache=self.configuration_service.tool_definitions,
+        )
+        connections = McpServerConnections(servers, skipped)
+        if not servers:
+            return agent.clone(mcp_servers=existing), None
         self._live.add(connections)
         connections.on_close(self._live.discard)
-        connected = await connections.connect(skip_unreachable=skip_unreachable)
         logger.info(
             "added %d MCP server(s) to agent %r: %s",
-            len(connected),
+            len(servers),
             agent.name,
-            ", ".join(s.name for s in connected),
+            ", ".join(s.name for s in servers),
         )
-        return agent.clone(mcp_servers=[*existing, *connected]), connections
+        return agent.clone(mcp_servers=[*existing, *servers]), connections
+
+    def _new_pool(self) -> McpSessionPool:
+        """One server's session for one turn: kept for every request of the turn, closed at its end."""
+        config = self.configuration
+        return McpSessionPool(
+            timeout=config.request_timeout,
+            idle_timeout=math.inf,
+            max_sessions=1,
+            max_response_bytes=config.max_mcp_response_bytes,
+            token_expiry_skew=config.token_expiry_skew,
+            clock=self.configuration_service.clock,
+            name="a365-mcp-server",
+        )
 
     # -- chat history ----------------------------------------------------------------------
     async def send_chat_history(

@@ -1,0 +1,122 @@
+"""Odd server data, one answer for every extension: duplicate servers, clashing names, bad tools.
+
+* **The same server listed twice** (same URL under two names): registered once, under the name
+  discovered first (:func:`unique_servers`; URLs compare with scheme and host lower-cased and a
+  trailing ``/`` ignored).
+* **The same tool name twice** (on two servers, or a server's and one of the agent's own tools):
+  :func:`resolve_tool_names`. The agent's own tools keep their names; an MCP tool keeps its name
+  unless another tool has it; every MCP tool involved in a clash becomes ``<server>_<tool>`` (only
+  ``[A-Za-z0-9_-]``), then ``_2``, ``_3`` … servers taken in name order. The result depends only
+  on the names, never on discovery order, so a tool keeps its name from turn to turn.
+* **A tool whose definition is unusable** (no name, a missing, null or non-object ``inputSchema``):
+  left out with one WARNING naming it and its server; the server's other tools stay
+  (:func:`usable_tools`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from mcp.types import Tool
+from pydantic import ValidationError
+
+from .models import MCPServerConfig
+
+__all__ = ["normalize_url", "resolve_tool_names", "unique_servers", "usable_tools"]
+
+logger = logging.getLogger(__name__)
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def normalize_url(url: str) -> str:
+    """The URL compared for duplicates: scheme and host lower-cased, trailing ``/`` ignored."""
+    text = url.strip()
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return text.rstrip("/")
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path.rstrip("/"), parts.query, ""))
+
+
+def unique_servers(
+    servers: Iterable[MCPServerConfig], known_urls: Iterable[str] = ()
+) -> list[MCPServerConfig]:
+    """``servers`` without those whose URL is in ``known_urls`` or came earlier in the list."""
+    seen = {normalize_url(url) for url in known_urls}
+    result: list[MCPServerConfig] = []
+    for server in servers:
+        key = normalize_url(server.url)
+        if key in seen:
+            logger.debug("MCP server %r: its URL is listed already; registered once", server.mcp_server_name)
+            continue
+        seen.add(key)
+        result.append(server)
+    return result
+
+
+def usable_tools(definitions: Iterable[Any], server_name: str) -> list[Tool]:
+    """The tool definitions (``tools/list`` items: dicts or ``Tool``) a client can offer a model.
+
+    One without a name or with an ``inputSchema`` that is missing, null or not an object is left out
+    with a WARNING naming it (the server's own text is not logged beyond the tool's name).
+    """
+    tools: list[Tool] = []
+    for item in definitions:
+        if isinstance(item, Tool):
+            tools.append(item)
+            continue
+        raw = item if isinstance(item, Mapping) else {}
+        name = raw.get("name")
+        label = name[:100] if isinstance(name, str) else "<unnamed>"
+        reason = None
+        if not isinstance(name, str) or not name:
+            reason = "it has no name"
+        elif not isinstance(raw.get("inputSchema"), Mapping):
+            reason = "its inputSchema is missing or not a JSON object"
+        else:
+            try:
+                tools.append(Tool.model_validate(raw))
+            except ValidationError:  # its text may quote the server's data: not logged
+                reason = "its definition is invalid"
+        if reason is not None:
+            logger.warning("MCP server %r: tool %r left out: %s", server_name, label, reason)
+    return tools
+
+
+def resolve_tool_names(
+    reserved: Iterable[str], names_by_server: Mapping[str, Sequence[str]]
+) -> dict[str, list[str]]:
+    """The name each server's tool is exposed under (same order), so that no two tools share one.
+
+    ``reserved`` are the names of the agent's own tools (they keep them). See the module's rule.
+    """
+    taken = set(reserved)
+    counts = Counter(name for names in names_by_server.values() for name in names)
+
+    def keeps(name: str) -> bool:
+        return counts[name] == 1 and name not in reserved
+
+    # Names that stay as they are, claimed first so a prefixed name never steals them.
+    taken.update(n for names in names_by_server.values() for n in names if keeps(n))
+    exposed = {server: list(names) for server, names in names_by_server.items()}
+    for server in sorted(names_by_server):
+        for index, name in enumerate(names_by_server[server]):
+            if keeps(name):
+                continue
+            base = _UNSAFE.sub("_", f"{server}_{name}")
+            candidate, suffix = base, 1
+            while candidate in taken:
+                suffix += 1
+                candidate = f"{base}_{suffix}"
+            taken.add(candidate)
+            exposed[server][index] = candidate
+            logger.debug(
+                "tool %r of MCP server %r clashes with another tool: exposed as %r", name, server, candidate
+            )
+    return exposed
