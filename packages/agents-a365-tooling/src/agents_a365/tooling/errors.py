@@ -9,6 +9,7 @@ __all__ = [
     "ToolServerConfigurationError",
     "ToolServerDiscoveryError",
     "ToolingError",
+    "TurnMismatchError",
 ]
 
 
@@ -54,3 +55,8 @@ class ChatHistorySendError(ToolingError):
         super().__init__(message)
         self.status_code = status_code
         self.attempts = attempts
+
+
+class TurnMismatchError(ToolingError):
+    """An MCP server or tool registered for one turn identity (tenant, user, agent) was called in a turn
+    of another: the call is not sent. Names what differs, never a token."""

@@ -5,7 +5,7 @@ and third parties') import the building blocks below, and nothing private. See d
 behaviour every extension must share and the contract suite that checks it.
 """
 
-from ._deprecation import check_options, renamed_kwargs
+from ._deprecation import check_options, keyword_aliases, renamed_kwargs
 from ._history import (
     PART_SEPARATOR,
     FastShape,
@@ -23,6 +23,7 @@ from ._redact import describe_error, redact_headers, scrub, scrubbed
 from ._telemetry import ToolCallSpan, tool_call_span
 from ._telemetry_hooks import mcp_session_span
 from ._turn import TurnIdentity, turn_identity
+from ._turn_guard import check_turn, identity_of
 from .extension_base import ExtensionServiceBase
 from .mcp_http import mcp_http_client_factory, shared_ssl_context
 from .message_construction import trusted_message
@@ -41,10 +42,13 @@ __all__ = [
     "build_chat_history",
     "check_limit",
     "check_options",
+    "check_turn",
     "coerce_timestamp",
     "convert_native",
     "describe_error",
+    "identity_of",
     "join_parts",
+    "keyword_aliases",
     "list_all_tools",
     "mcp_http_client_factory",
     "mcp_session_span",

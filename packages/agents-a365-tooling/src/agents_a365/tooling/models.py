@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from ._redact import redact_headers
+from ._turn import TurnIdentity
 
 __all__ = [
     "ChatHistoryMessage",
@@ -35,7 +36,11 @@ class ToolOptions(_WireModel):
 
 
 class MCPServerConfig(_WireModel):
-    """One MCP tool server, ready to connect: ``headers`` carry its own ``Authorization``."""
+    """One MCP tool server, ready to connect: ``headers`` carry its own ``Authorization``.
+
+    ``identity`` is the turn (tenant, user, agent) discovery found it for: the extensions refuse to call it
+    in another identity's turn.
+    """
 
     mcp_server_name: str
     mcp_server_unique_name: str | None = None
@@ -44,6 +49,7 @@ class MCPServerConfig(_WireModel):
     audience: str | None = None
     scope: str | None = None
     publisher: str | None = None
+    identity: TurnIdentity | None = Field(default=None, exclude=True, repr=False)
 
     def __repr_args__(self) -> Any:
         yield from super().__repr_args__()

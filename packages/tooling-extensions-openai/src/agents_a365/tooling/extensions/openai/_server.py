@@ -35,7 +35,13 @@ from mcp.types import (
 )
 
 from agents_a365.tooling import McpServerConnectionError, ToolDefinitionCache, prime_output_schemas
-from agents_a365.tooling.extensibility import MAX_LIST_PAGES, mcp_session_span, scrubbed
+from agents_a365.tooling.extensibility import (
+    MAX_LIST_PAGES,
+    TurnIdentity,
+    check_turn,
+    mcp_session_span,
+    scrubbed,
+)
 
 from ._telemetry import noting_call_id, traced_call_tool
 
@@ -58,11 +64,14 @@ class A365MCPServer(MCPServerStreamableHttp):
         *,
         tool_cache: ToolDefinitionCache | None = None,
         list_timeout: float | None = None,
+        identity: TurnIdentity | None = None,
         **kwargs: Any,
     ) -> None:
         if "max_list_pages" not in kwargs and _SDK_CAPS_PAGES:
             kwargs["max_list_pages"] = MAX_LIST_PAGES
         super().__init__(params, **kwargs)
+        self.identity = identity
+        """The turn (tenant, user, agent) this server's headers were made for: it refuses any other."""
         # One total deadline for a whole tools/list (every page): the SDK bounds each request only.
         self._list_timeout = list_timeout
         # Without the SDK's own list cache the caller wants fresh lists: no lazy mode then.
@@ -210,6 +219,7 @@ class A365MCPServer(MCPServerStreamableHttp):
     async def list_tools(
         self, run_context: RunContextWrapper[Any] | None = None, agent: Any | None = None
     ) -> list[MCPTool]:
+        check_turn(self.identity, getattr(run_context, "context", None), what=f"MCP server {self.name!r}")
         if self.session is None and self._lazy and self._tools_list is not None:
             tools: Sequence[MCPTool] = self._tools_list
             if self.tool_filter is not None:
@@ -253,6 +263,7 @@ class A365MCPServer(MCPServerStreamableHttp):
     async def call_tool(
         self, tool_name: str, arguments: dict[str, Any] | None, meta: dict[str, Any] | None = None
     ) -> CallToolResult:
+        check_turn(self.identity, what=f"MCP server {self.name!r}")
         await self._ensure_connected()
         try:
             return await super().call_tool(tool_name, arguments, meta)

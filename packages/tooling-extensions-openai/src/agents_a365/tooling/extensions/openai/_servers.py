@@ -82,5 +82,6 @@ def build_server(
         name=config.mcp_server_name,
         tool_cache=tool_cache,
         list_timeout=timeout,
+        identity=config.identity,
         **kwargs,
     )

@@ -18,11 +18,12 @@ from agents_a365.tooling import (
     ToolingConfiguration,
     ToolOptions,
 )
-from agents_a365.tooling.extensibility import check_limit
+from agents_a365.tooling.extensibility import check_limit, keyword_aliases
 from agents_a365.tooling.extension_base import ExtensionServiceBase
 
 from ._connections import McpServerConnections, list_ahead
 from ._conversion import to_chat_history_messages
+from ._server import A365MCPServer
 from ._servers import RESERVED_SERVER_OPTIONS, build_server, new_servers
 
 __all__ = ["ORCHESTRATOR_NAME", "McpToolRegistrationService"]
@@ -59,8 +60,9 @@ class McpToolRegistrationService(ExtensionServiceBase):
         configuration_service: McpToolServerConfigurationService | None = None,
         *,
         configuration: ToolingConfiguration | None = None,
+        logger: logging.Logger | None = None,
     ) -> None:
-        super().__init__(configuration_service, configuration=configuration)
+        super().__init__(configuration_service, configuration=configuration, logger=logger)
         # id(returned agent) -> (that agent, its connections). The agent is held so its id
         # cannot be reused by another object while the entry exists.
         self._open: dict[int, tuple[Agent[Any], McpServerConnections]] = {}
@@ -73,15 +75,20 @@ class McpToolRegistrationService(ExtensionServiceBase):
     # -- lifecycle -------------------------------------------------------------------------
     async def aclose(self) -> None:
         """Close every MCP server still open, then the tooling service if this service created it."""
-        open_now = {connections for _, connections in self._open.values()} | self._live
-        self._open.clear()
-        self._live.clear()
         try:
-            await asyncio.gather(*(connections.aclose() for connections in open_now))
+            await self.cleanup_all_servers()
         finally:
             await super().aclose()
 
+    async def cleanup_all_servers(self) -> None:
+        """Close every MCP server this service connected (Microsoft's name); the service stays usable."""
+        open_now = {connections for _, connections in self._open.values()} | self._live
+        self._open.clear()
+        self._live.clear()
+        await asyncio.gather(*(connections.aclose() for connections in open_now))
+
     # -- registration ----------------------------------------------------------------------
+    @keyword_aliases(auth="authorization", context="turn_context")  # Microsoft's keywords
     async def add_tool_servers_to_agent(
         self,
         agent: Agent[TContext],
@@ -98,7 +105,11 @@ class McpToolRegistrationService(ExtensionServiceBase):
         ``agent`` itself is never changed, so one template agent can serve concurrent turns of
         different users (each clone's servers carry that user's tokens). Servers already on the
         agent are kept first, untouched (you connect and close those); a discovered server whose
-        URL is already there, or listed twice, is added once.
+        URL is already there, or listed twice, is added once. Agent 365 servers on ``agent`` from an
+        earlier turn (``self.agent = await service.add_tool_servers_to_agent(self.agent, ...)``) are
+        replaced by this turn's, and each server refuses to run in another user's turn
+        (:class:`~agents_a365.tooling.TurnMismatchError`). Microsoft's keywords ``auth=`` and
+        ``context=`` are accepted for ``authorization=`` and ``turn_context=``.
 
         The new servers' tools are listed concurrently before this returns (by the tooling core, cached
         per server and token); each server connects on its first call (with
@@ -182,7 +193,10 @@ class McpToolRegistrationService(ExtensionServiceBase):
         reserved = RESERVED_SERVER_OPTIONS & set(server_options or {})
         if reserved:
             raise ValueError(f"server_options cannot set {sorted(reserved)}: they come from discovery")
-        existing = list(agent.mcp_servers or [])
+        existing = [s for s in agent.mcp_servers or [] if not isinstance(s, A365MCPServer)]
+        if len(existing) < len(agent.mcp_servers or []):
+            replaced = [s.name for s in agent.mcp_servers if isinstance(s, A365MCPServer)]
+            logger.debug("replacing the Agent 365 MCP servers of an earlier turn: %s", ", ".join(replaced))
         discovered = await self.configuration_service.list_tool_servers(
             turn_context,
             authorization,
