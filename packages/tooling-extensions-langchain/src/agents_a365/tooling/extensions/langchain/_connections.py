@@ -41,10 +41,11 @@ from agents_a365.tooling import (
     ToolDefinitionCache,
     mcp_http_client_factory,
 )
-from agents_a365.tooling.extensibility import scrubbed
+from agents_a365.tooling.extensibility import check_turn, scrubbed
 
 from ._session_pool import McpSessionPool, PooledSession
 from ._telemetry import TracedMCPClient, traced_tool_calls
+from ._toolset import A365_SERVER
 
 __all__ = [
     "Connected",
@@ -133,6 +134,19 @@ def _invalidating(cache: ToolDefinitionCache, server: MCPServerConfig) -> ToolCa
     return invalidate_on_failure
 
 
+def _turn_guard(server: MCPServerConfig) -> ToolCallInterceptor:
+    """Refuses the call, before anything is sent, in a turn of another identity than the server's."""
+
+    async def guard(
+        request: MCPToolCallRequest, handler: Callable[[MCPToolCallRequest], Awaitable[MCPToolCallResult]]
+    ) -> MCPToolCallResult:
+        context = getattr(request.runtime, "context", None)
+        check_turn(server.identity, context, what=f"MCP server {server.mcp_server_name!r}")
+        return await handler(request)
+
+    return guard
+
+
 def to_langchain(
     definitions: Sequence[McpTool],
     server: MCPServerConfig,
@@ -144,8 +158,12 @@ def to_langchain(
 ) -> list[BaseTool]:
     """What ``load_mcp_tools`` builds from the listed tools (same names, schemas and metadata,
     no name prefix, MCP execution errors returned to the model), plus cache invalidation."""
-    interceptors = [traced_tool_calls(server.mcp_server_name), _invalidating(cache, server)]
-    return [
+    interceptors = [
+        _turn_guard(server),
+        traced_tool_calls(server.mcp_server_name),
+        _invalidating(cache, server),
+    ]
+    tools = [
         convert_mcp_tool_to_langchain_tool(
             session,
             definition,
@@ -158,6 +176,9 @@ def to_langchain(
         )
         for definition in definitions
     ]
+    for tool in tools:  # what add_tool_servers_to_agent replaces in a later turn
+        tool.metadata = {**(tool.metadata or {}), A365_SERVER: server.mcp_server_name}
+    return tools
 
 
 class Connected:
