@@ -44,7 +44,8 @@ def _hosted_agent() -> Any:
     """The repository's hosted example: its development connections, web app and demo models."""
     path = Path(__file__).resolve().parents[1] / "hosted_agent" / "agent.py"
     spec = importlib.util.spec_from_file_location("ms_style_hosting", path)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

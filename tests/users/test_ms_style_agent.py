@@ -26,7 +26,8 @@ pytestmark = pytest.mark.filterwarnings("ignore:Use `streamable_http_client` ins
 @pytest.fixture(scope="module")
 def example() -> ModuleType:
     spec = importlib.util.spec_from_file_location("ms_style_agent_example", EXAMPLE)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
