@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -97,12 +98,13 @@ def as_utc(value: datetime) -> datetime:
 
 
 class ChatHistoryMessage(_WireModel):
-    """One message of the conversation sent to threat protection."""
+    """One message of the conversation sent to threat protection (``id`` and ``timestamp`` default to a new
+    UUID and now, as in Microsoft's SDK)."""
 
-    id: str = Field(min_length=1)
+    id: str = Field(default_factory=lambda: str(uuid.uuid4()), min_length=1)
     role: str = Field(min_length=1)
     content: str
-    timestamp: datetime
+    timestamp: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
     @field_validator("timestamp")
     @classmethod
