@@ -26,11 +26,13 @@ def enter_turn(identity: TurnIdentity | None) -> None:
 
 
 def identity_of(context: Any) -> TurnIdentity | None:
-    """The identity a run's context carries: a :class:`TurnIdentity`, or a ``TurnContext``'s activity."""
+    """The identity a run's context carries: a :class:`TurnIdentity`, or a ``TurnContext``'s activity (one that
+    names no tenant, user or agent carries none)."""
     if isinstance(context, TurnIdentity):
         return context
     activity = getattr(context, "activity", None)
-    return read_activity(activity) if activity is not None else None
+    identity = read_activity(activity) if activity is not None else None
+    return identity if identity is not None and any(_who(identity)) else None
 
 
 def _who(identity: TurnIdentity) -> tuple[str | None, str | None, str | None]:
