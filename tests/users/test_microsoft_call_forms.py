@@ -129,3 +129,9 @@ def test_scope_helper_and_chat_history_message_defaults(monkeypatch: pytest.Monk
     message = ChatHistoryMessage(role="user", content="Hello")
     assert message.id
     assert message.timestamp.tzinfo is not None
+
+
+async def test_a_logger_is_accepted_by_keyword_and_by_position() -> None:
+    for service in (McpToolServerConfigurationService(LOGGER), McpToolRegistrationService(LOGGER)):
+        async with service:
+            assert isinstance(service.configuration, ToolingConfiguration)

@@ -65,6 +65,8 @@ class McpToolServerConfigurationService:
         logger: logging.Logger | None = None,
     ) -> None:
         # ``logger``: Microsoft's parameter, accepted; this SDK logs to the ``agents_a365.*`` loggers.
+        if isinstance(configuration, logging.Logger):  # Microsoft's positional form: (logger)
+            configuration = None
         if not callable(clock):
             raise TypeError("clock must be a callable returning seconds (like time.monotonic)")
         self.configuration = configuration or ToolingConfiguration()
