@@ -65,9 +65,11 @@ class McpToolRegistrationService(ExtensionServiceBase):
         super().__init__(configuration_service, configuration=configuration, logger=logger)
         # id(returned agent) -> (that agent, its connections). The agent is held so its id
         # cannot be reused by another object while the entry exists.
-        self._open: dict[int, tuple[Agent[Any], McpServerConnections]] = {}
+        # The task that registered them: an earlier turn's servers are closed once it is over (see _retire).
+        self._open: dict[int, tuple[Agent[Any], McpServerConnections, asyncio.Task[Any] | None]] = {}
         # Every connection set not closed yet (connected_agent blocks included): aclose() closes them.
         self._live: set[McpServerConnections] = set()
+        self._closing: set[asyncio.Future[None]] = set()
 
     def __repr__(self) -> str:
         return f"McpToolRegistrationService({self.configuration!r}, open_agents={len(self._open)})"
@@ -82,10 +84,24 @@ class McpToolRegistrationService(ExtensionServiceBase):
 
     async def cleanup_all_servers(self) -> None:
         """Close every MCP server this service connected (Microsoft's name); the service stays usable."""
-        open_now = {connections for _, connections in self._open.values()} | self._live
+        open_now = {entry[1] for entry in self._open.values()} | self._live
         self._open.clear()
         self._live.clear()
-        await asyncio.gather(*(connections.aclose() for connections in open_now))
+        await asyncio.gather(*(connections.aclose() for connections in open_now), *self._closing)
+
+    def _retire(self, connections: McpServerConnections, owner: asyncio.Task[Any] | None) -> None:
+        """Close servers an earlier turn registered (replaced now) once that turn's task is over: its run
+        may still be using them."""
+
+        def close(_: object = None) -> None:
+            closing = asyncio.ensure_future(connections.aclose())
+            self._closing.add(closing)
+            closing.add_done_callback(self._closing.discard)
+
+        if owner is None or owner.done() or owner is asyncio.current_task():
+            close()
+        else:
+            owner.add_done_callback(close)
 
     # -- registration ----------------------------------------------------------------------
     @keyword_aliases(auth="authorization", context="turn_context")  # Microsoft's keywords
@@ -107,7 +123,8 @@ class McpToolRegistrationService(ExtensionServiceBase):
         agent are kept first, untouched (you connect and close those); a discovered server whose
         URL is already there, or listed twice, is added once. Agent 365 servers on ``agent`` from an
         earlier turn (``self.agent = await service.add_tool_servers_to_agent(self.agent, ...)``) are
-        replaced by this turn's, and each server refuses to run in another user's turn
+        replaced by this turn's (and closed once the turn that registered them is over), and each server
+        refuses to run in another user's turn
         (:class:`~agents_a365.tooling.TurnMismatchError`). Microsoft's keywords ``auth=`` and
         ``context=`` are accepted for ``authorization=`` and ``turn_context=``.
 
@@ -133,8 +150,11 @@ class McpToolRegistrationService(ExtensionServiceBase):
             skip_unreachable=skip_unreachable,
             server_options=server_options,
         )
+        earlier = self._open.pop(id(agent), None)  # `agent` is a clone this service returned
+        if earlier is not None:
+            self._retire(earlier[1], earlier[2])
         if connections is not None:
-            self._open[id(clone)] = (clone, connections)
+            self._open[id(clone)] = (clone, connections, asyncio.current_task())
         return clone
 
     async def close_tool_servers(self, agent: Agent[Any]) -> None:
