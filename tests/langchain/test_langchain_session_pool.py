@@ -96,11 +96,10 @@ async def test_the_seed_form_agent_reuses_the_session_across_turns(
 async def test_sessions_are_never_shared_between_users(
     emulator: Emulator, pooled: McpToolRegistrationService
 ) -> None:
-    alice, bob = await _tools(pooled, emulator, "alice"), await _tools(pooled, emulator, "bob")
+    await _tools(pooled, emulator, "alice"), await _tools(pooled, emulator, "bob")
     listed = _sessions(emulator)
-    await alice["list_emails"].ainvoke({})
-    await bob["list_emails"].ainvoke({})
-    await alice["list_emails"].ainvoke({})
+    for user in ("alice", "bob", "alice"):  # a turn each: registered (warm) then called, as a host does
+        await (await _tools(pooled, emulator, user))["list_emails"].ainvoke({})
     assert _sessions(emulator) == listed + 2
     calls_made = [r for r in emulator.requests_for("mcp", server="mail") if r.jsonrpc_method == "tools/call"]
     sessions_by_token: dict[str, set[str]] = {}

@@ -156,13 +156,15 @@ async def test_existing_servers_are_kept_and_a_known_url_is_not_added_twice(
     assert own_mail.session is None
 
 
-async def test_registering_the_returned_agent_again_adds_nothing(
+async def test_registering_the_returned_agent_again_replaces_its_servers(
     service: McpToolRegistrationService, authorization: EmulatorAuthorization, turn: TurnContext
 ) -> None:
+    # Issue 25: the servers of an earlier registration are replaced (never accumulated, never reused).
     async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn) as first:
         second_cm = service.connected_agent(first, authorization, AUTH_HANDLER, turn)
         async with second_cm as second:
-            assert second.mcp_servers == first.mcp_servers
+            assert [s.name for s in second.mcp_servers] == [s.name for s in first.mcp_servers]
+            assert not set(second.mcp_servers) & set(first.mcp_servers)
             assert second is not first
 
 

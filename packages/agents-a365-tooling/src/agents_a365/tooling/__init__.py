@@ -5,6 +5,7 @@
 __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 
 from ._cache import ToolDefinitionCache
+from ._scopes import get_mcp_platform_authentication_scope
 from ._telemetry import configure_telemetry
 from .configuration import ToolingConfiguration
 from .constants import DEFAULT_PLATFORM_ENDPOINT, DEFAULT_PLATFORM_SCOPE, PLATFORM_APP_ID, Headers
@@ -15,6 +16,7 @@ from .errors import (
     ToolingError,
     ToolServerConfigurationError,
     ToolServerDiscoveryError,
+    TurnMismatchError,
 )
 from .headers import build_request_headers, clean_header_value, resolve_agent_id_header
 from .mcp_http import mcp_http_client_factory, shared_ssl_context
@@ -46,9 +48,11 @@ __all__ = [
     "ToolingConfiguration",
     "ToolingError",
     "ToolingManifestEntry",
+    "TurnMismatchError",
     "build_request_headers",
     "clean_header_value",
     "configure_telemetry",
+    "get_mcp_platform_authentication_scope",
     "mcp_http_client_factory",
     "resolve_agent_id_header",
     "shared_ssl_context",

@@ -17,15 +17,25 @@ def renamed_kwargs(**old_to_new: str) -> Callable[[Callable[P, R]], Callable[P, 
 
     Passing both names is a ``TypeError``; the old name warns with ``DeprecationWarning`` at the caller.
     """
+    return _renaming(old_to_new, warn=True)
 
+
+def keyword_aliases(**alias_to_name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """``@keyword_aliases(auth="authorization")``: another library's keyword accepted as an equal, silently
+    (Microsoft's SDK spells some arguments differently). Passing both names is a ``TypeError``."""
+    return _renaming(alias_to_name, warn=False)
+
+
+def _renaming(old_to_new: dict[str, str], *, warn: bool) -> Callable[[Callable[P, R]], Callable[P, R]]:
     def rename(name: str, kwargs: dict[str, Any]) -> None:
         for old, new in old_to_new.items():
             if old in kwargs:
                 if new in kwargs:
-                    raise TypeError(f"{name}() got both {old!r} (deprecated) and {new!r}; pass only {new!r}")
-                warnings.warn(
-                    f"{name}(): {old!r} is deprecated, use {new!r}", DeprecationWarning, stacklevel=3
-                )
+                    raise TypeError(f"{name}() got both {old!r} and {new!r}; pass only {new!r}")
+                if warn:
+                    warnings.warn(
+                        f"{name}(): {old!r} is deprecated, use {new!r}", DeprecationWarning, stacklevel=3
+                    )
                 kwargs[new] = kwargs.pop(old)
 
     def decorate(fn: Callable[P, R]) -> Callable[P, R]:

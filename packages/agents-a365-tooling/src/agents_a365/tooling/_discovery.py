@@ -87,6 +87,7 @@ class Discovery(ServicePart):
         auth_handler_name: str | None,
         auth_token: str | None = None,
         options: ToolOptions | None = None,
+        agent_id: str | None = None,
     ) -> list[MCPServerConfig]:
         """See :meth:`McpToolServerConfigurationService.list_tool_servers`."""
         source = "manifest" if self.configuration.use_tooling_manifest else "gateway"
@@ -99,7 +100,9 @@ class Discovery(ServicePart):
         ) as span:
             # The same URL under two names is one server: registered once, by every extension.
             servers = unique_servers(
-                await self._list(turn_context, authorization, auth_handler_name, auth_token, options)
+                await self._list(
+                    turn_context, authorization, auth_handler_name, auth_token, options, agent_id
+                )
             )
             span.set("a365.discovery.server_count", len(servers))
             return servers
@@ -111,6 +114,7 @@ class Discovery(ServicePart):
         auth_handler_name: str | None,
         auth_token: str | None = None,
         options: ToolOptions | None = None,
+        agent_id: str | None = None,
     ) -> list[MCPServerConfig]:
         if turn_context is None:
             raise ValueError("turn_context is required")
@@ -136,7 +140,7 @@ class Discovery(ServicePart):
             auth_token = await self.tokens.exchange(
                 authorization, auth_handler_name, turn_context, platform_scope, key, ("tooling gateway",)
             )
-        agent_id = resolve_agent_identity(turn_context, auth_token)
+        agent_id = agent_id or resolve_agent_identity(turn_context, auth_token)
         if not agent_id:
             raise ToolServerDiscoveryError(
                 "cannot resolve the agent identity: the activity is not agentic and the token "
@@ -188,7 +192,7 @@ class Discovery(ServicePart):
         )
         return MCPServerConfig(
             mcp_server_name=name,
-            mcp_server_unique_name=entry.mcp_server_unique_name,
+            mcp_server_unique_name=entry.mcp_server_unique_name or name,  # as Microsoft's SDK
             url=url,
             audience=entry.audience,
             scope=entry.scope,

@@ -88,6 +88,8 @@ def read_manifest(path: Path, *, required: bool = False) -> list[ToolingManifest
     A missing file gives no MCP servers and one WARNING (the agent would otherwise answer without its
     tools and nobody would notice), or a :class:`ToolServerDiscoveryError` when ``required``.
     """
+    if not path.is_absolute() and not path.exists() and (Path("..") / path).exists():
+        path = Path("..") / path  # one folder up, as Microsoft's SDK: a sample started from its subfolder
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

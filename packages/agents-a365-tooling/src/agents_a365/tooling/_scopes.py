@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .configuration import ToolingConfiguration
 from .constants import PLATFORM_APP_ID
 from .models import MCPServerConfig
 
@@ -19,3 +20,9 @@ def token_scope_for(server: MCPServerConfig, platform_scope: str) -> str:
     audience = (server.audience or "").strip().rstrip("/")
     scope = (server.scope or "").strip().lstrip("/")
     return f"{audience}/{scope or '.default'}"
+
+
+def get_mcp_platform_authentication_scope() -> list[str]:
+    """The platform scope (``MCP_PLATFORM_AUTHENTICATION_SCOPE``, default ``ea9ffc3e-…/.default``) as a
+    one-item list: what hosting-core's ``exchange_token`` takes (Microsoft's helper of the same name)."""
+    return [ToolingConfiguration().mcp_platform_authentication_scope]

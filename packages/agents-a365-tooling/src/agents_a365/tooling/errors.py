@@ -12,6 +12,7 @@ __all__ = [
     "ToolServerConfigurationError",
     "ToolServerDiscoveryError",
     "ToolingError",
+    "TurnMismatchError",
 ]
 
 
@@ -74,3 +75,8 @@ class ChatHistorySendError(ToolingError):
         self.attempts = attempts
         self.conversation_id: str | None = None
         self.message_id: str | None = None
+
+
+class TurnMismatchError(ToolingError):
+    """An MCP server or tool registered for one turn identity (tenant, user, agent) was called in a turn
+    of another: the call is not sent. Names what differs, never a token."""

@@ -6,7 +6,7 @@ behaviour every extension must share and the contract suite that checks it.
 """
 
 from ._cache import ToolDefinitionCache
-from ._deprecation import check_options, renamed_kwargs
+from ._deprecation import check_options, keyword_aliases, renamed_kwargs
 from ._history import (
     PART_SEPARATOR,
     NativeMessage,
@@ -24,6 +24,7 @@ from ._telemetry import ToolCallSpan, tool_call_span
 from ._telemetry_hooks import mcp_session_span
 from ._tool_names import normalize_url, resolve_tool_names, unique_servers, usable_tools
 from ._turn import TurnIdentity, turn_identity
+from ._turn_guard import check_turn, identity_of
 from .extension_base import ExtensionServiceBase
 from .mcp_http import mcp_http_client_factory, shared_ssl_context
 
@@ -40,10 +41,13 @@ __all__ = [
     "build_chat_history",
     "check_limit",
     "check_options",
+    "check_turn",
     "coerce_timestamp",
     "convert_native",
     "describe_error",
+    "identity_of",
     "join_parts",
+    "keyword_aliases",
     "mcp_http_client_factory",
     "mcp_session_span",
     "normalize_url",

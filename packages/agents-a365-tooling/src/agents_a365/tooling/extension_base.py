@@ -36,7 +36,11 @@ class ExtensionServiceBase:
         configuration_service: McpToolServerConfigurationService | None = None,
         *,
         configuration: ToolingConfiguration | None = None,
+        logger: logging.Logger | None = None,
     ) -> None:
+        # ``logger``: Microsoft's parameter, accepted; this SDK logs to the ``agents_a365.*`` loggers.
+        if isinstance(configuration_service, logging.Logger):  # Microsoft's positional form: (logger)
+            configuration_service = None
         if configuration_service is not None and configuration is not None:
             raise ValueError("pass either configuration_service or configuration, not both")
         self._owns_configuration_service = configuration_service is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -9,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from ._redact import redact_headers
+from ._turn import TurnIdentity
 
 __all__ = [
     "ChatHistoryMessage",
@@ -35,7 +37,11 @@ class ToolOptions(_WireModel):
 
 
 class MCPServerConfig(_WireModel):
-    """One MCP tool server, ready to connect: ``headers`` carry its own ``Authorization``."""
+    """One MCP tool server, ready to connect: ``headers`` carry its own ``Authorization``.
+
+    ``identity`` is the turn (tenant, user, agent) discovery found it for: the extensions refuse to call it
+    in another identity's turn.
+    """
 
     mcp_server_name: str
     mcp_server_unique_name: str | None = None
@@ -44,6 +50,7 @@ class MCPServerConfig(_WireModel):
     audience: str | None = None
     scope: str | None = None
     publisher: str | None = None
+    identity: TurnIdentity | None = Field(default=None, exclude=True, repr=False)
 
     def __repr_args__(self) -> Any:
         yield from super().__repr_args__()
@@ -91,12 +98,13 @@ def as_utc(value: datetime) -> datetime:
 
 
 class ChatHistoryMessage(_WireModel):
-    """One message of the conversation sent to threat protection."""
+    """One message of the conversation sent to threat protection (``id`` and ``timestamp`` default to a new
+    UUID and now, as in Microsoft's SDK)."""
 
-    id: str = Field(min_length=1)
+    id: str = Field(default_factory=lambda: str(uuid.uuid4()), min_length=1)
     role: str = Field(min_length=1)
     content: str
-    timestamp: datetime
+    timestamp: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
     @field_validator("timestamp")
     @classmethod

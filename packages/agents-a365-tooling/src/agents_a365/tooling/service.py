@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import httpx
 from mcp.types import Tool
@@ -24,6 +25,7 @@ from ._sessions import McpSessionPool
 from ._telemetry_hooks import traced_mcp_listing
 from ._threat_protection import ThreatProtection
 from ._transport import core_client
+from ._turn_guard import enter_turn, identity_of
 from ._urls import validate_token_url
 from .configuration import ToolingConfiguration
 from .mcp_http import shared_ssl_context
@@ -32,6 +34,18 @@ from .models import ChatHistoryMessage, MCPServerConfig, ToolOptions
 __all__ = ["McpToolServerConfigurationService"]
 
 logger = logging.getLogger(__name__)
+
+# Positional arguments of list_tool_servers: ours, or Microsoft's when the first is a string (an agent id).
+_ORDER = ("turn_context", "authorization", "auth_handler_name", "auth_token", "options")
+_MICROSOFT_ORDER = (
+    "agentic_app_id",
+    "auth_token",
+    "options",
+    "authorization",
+    "auth_handler_name",
+    "turn_context",
+)
+_AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 class McpToolServerConfigurationService:
@@ -49,7 +63,11 @@ class McpToolServerConfigurationService:
         *,
         http_client: httpx.AsyncClient | None = None,
         clock: Callable[[], float] = time.monotonic,
+        logger: logging.Logger | None = None,
     ) -> None:
+        # ``logger``: Microsoft's parameter, accepted; this SDK logs to the ``agents_a365.*`` loggers.
+        if isinstance(configuration, logging.Logger):  # Microsoft's positional form: (logger)
+            configuration = None
         if not callable(clock):
             raise TypeError("clock must be a callable returning seconds (like time.monotonic)")
         self.configuration = configuration or ToolingConfiguration()
@@ -132,22 +150,54 @@ class McpToolServerConfigurationService:
     # -- discovery -------------------------------------------------------------------------
     async def list_tool_servers(
         self,
-        turn_context: TurnContextLike,
-        authorization: AuthorizationLike | None,
-        auth_handler_name: str | None,
+        *args: Any,
+        turn_context: TurnContextLike | None = None,
+        authorization: AuthorizationLike | None = None,
+        auth_handler_name: str | None = None,
         auth_token: str | None = None,
         options: ToolOptions | None = None,
+        agentic_app_id: str | None = None,
     ) -> list[MCPServerConfig]:
         """The agent's MCP servers, each with the headers to connect with.
+
+        Positional arguments: ``(turn_context, authorization, auth_handler_name, auth_token, options)``, or
+        Microsoft's order ``(agentic_app_id, auth_token, options, authorization, auth_handler_name,
+        turn_context)`` when the first is a string. ``agentic_app_id`` overrides the agent id resolved from
+        the turn (production). Each server carries the turn's ``identity``: the extensions refuse to call it
+        in another user's turn.
 
         Development (``use_tooling_manifest``): servers from ``ToolingManifest.json``,
         tokens from ``BEARER_TOKEN_<NAME>`` then ``BEARER_TOKEN``. Production: a token for
         the platform scope (exchanged when ``auth_token`` is not given), discovery through
         the tooling gateway, then one token per distinct V2 scope, exchanged concurrently.
         """
-        return await self._discovery.list_tool_servers(
-            turn_context, authorization, auth_handler_name, auth_token, options
-        )
+        given: dict[str, Any] = {
+            "turn_context": turn_context,
+            "authorization": authorization,
+            "auth_handler_name": auth_handler_name,
+            "auth_token": auth_token,
+            "options": options,
+            "agentic_app_id": agentic_app_id,
+        }
+        order = _MICROSOFT_ORDER if args and isinstance(args[0], str) else _ORDER
+        if len(args) > len(order):
+            raise TypeError(f"list_tool_servers() takes at most {len(order)} positional arguments")
+        for name, value in zip(order, args, strict=False):
+            if given[name] is not None:
+                raise TypeError(f"list_tool_servers() got two values for {name!r}")
+            given[name] = value
+        app_id = given.pop("agentic_app_id") or None
+        if app_id is not None and not (isinstance(app_id, str) and _AGENT_ID.fullmatch(app_id)):
+            raise ValueError("agentic_app_id must be an agent id: 1-128 letters, digits, '.', '_' or '-'")
+        if given["turn_context"] is None:
+            raise ValueError(
+                "turn_context is required (with Microsoft's list_tool_servers(agentic_app_id, auth_token) "
+                "form, add turn_context=context, authorization=auth, auth_handler_name=...)"
+            )
+        servers = await self._discovery.list_tool_servers(**given, agent_id=app_id)
+        identity = identity_of(given["turn_context"])
+        enter_turn(identity)
+        return [server.model_copy(update={"identity": identity}) for server in servers]
 
     # -- MCP -------------------------------------------------------------------------------
     async def get_mcp_client_tools(self, server_name: str, server_config: MCPServerConfig) -> list[Tool]:

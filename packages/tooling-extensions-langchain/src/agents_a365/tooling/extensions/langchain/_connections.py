@@ -30,9 +30,10 @@ from mcp.types import CallToolResult
 from mcp.types import Tool as McpTool
 
 from agents_a365.tooling import MCPServerConfig, McpServerConnectionError, ToolDefinitionCache
-from agents_a365.tooling.extensibility import McpSessionPool, scrubbed
+from agents_a365.tooling.extensibility import McpSessionPool, check_turn, scrubbed
 
 from ._telemetry import traced_tool_calls
+from ._toolset import A365_SERVER
 
 __all__ = ["Connected", "load_tools"]
 
@@ -133,6 +134,19 @@ def _invalidating(cache: ToolDefinitionCache, server: MCPServerConfig) -> ToolCa
     return invalidate_on_failure
 
 
+def _turn_guard(server: MCPServerConfig) -> ToolCallInterceptor:
+    """Refuses the call, before anything is sent, in a turn of another identity than the server's."""
+
+    async def guard(
+        request: MCPToolCallRequest, handler: Callable[[MCPToolCallRequest], Awaitable[MCPToolCallResult]]
+    ) -> MCPToolCallResult:
+        context = getattr(request.runtime, "context", None)
+        check_turn(server.identity, context, what=f"MCP server {server.mcp_server_name!r}")
+        return await handler(request)
+
+    return guard
+
+
 async def to_langchain(
     definitions: Sequence[McpTool],
     server: MCPServerConfig,
@@ -145,7 +159,11 @@ async def to_langchain(
     prefix, MCP execution errors returned to the model), calling through ``pool``, plus cache
     invalidation. Converted in batches: thousands of tools never hold the event loop in one step."""
     session = cast(ClientSession, _PoolSession(pool, server, definitions, turn))
-    interceptors = [traced_tool_calls(server.mcp_server_name), _invalidating(cache, server)]
+    interceptors = [
+        _turn_guard(server),
+        traced_tool_calls(server.mcp_server_name),
+        _invalidating(cache, server),
+    ]
     tools: list[BaseTool] = []
     for start in range(0, len(definitions), _CONVERT_BATCH):
         if start:
@@ -161,6 +179,8 @@ async def to_langchain(
             )
             for definition in definitions[start : start + _CONVERT_BATCH]
         )
+    for tool in tools:  # what add_tool_servers_to_agent replaces in a later turn
+        tool.metadata = {**(tool.metadata or {}), A365_SERVER: server.mcp_server_name}
     return tools
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -12,7 +13,12 @@ from agents_a365.tooling import MCPServerConfig
 
 from ._naming import resolve_tool_names
 
-__all__ = ["AgentFactory", "McpToolset", "build_agent"]
+__all__ = ["A365_SERVER", "AgentFactory", "McpToolset", "build_agent"]
+
+logger = logging.getLogger(__name__)
+
+A365_SERVER = "a365_mcp_server"
+"""The ``metadata`` key naming the Agent 365 MCP server of a tool this package built."""
 
 AgentFactory = Callable[..., Any]
 """Builds an agent from ``create_agent`` keyword arguments (default: ``langchain.agents.create_agent``)."""
@@ -42,8 +48,16 @@ class McpToolset:
         return resolve_tool_names(existing_tools, self._by_server)
 
     def merge(self, existing_tools: Sequence[Any] | None = None) -> list[Any]:
-        """``existing_tools`` (unchanged, first) followed by the MCP tools, names unique."""
-        existing = list(existing_tools or ())
+        """``existing_tools`` (unchanged, first) followed by the MCP tools, names unique. Agent 365 MCP tools
+        among ``existing_tools`` (an earlier turn's) are replaced by this turn's."""
+        existing = [
+            t for t in existing_tools or () if A365_SERVER not in (getattr(t, "metadata", None) or {})
+        ]
+        if len(existing) < len(existing_tools or ()):
+            logger.debug(
+                "replacing %d Agent 365 MCP tool(s) of an earlier turn",
+                len(existing_tools or ()) - len(existing),
+            )
         return [*existing, *self.tools(existing)]
 
     def create_agent(

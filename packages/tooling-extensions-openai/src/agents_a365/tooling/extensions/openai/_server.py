@@ -31,7 +31,7 @@ from mcp.types import (
 )
 
 from agents_a365.tooling import MCPServerConfig, ToolDefinitionCache
-from agents_a365.tooling.extensibility import McpSessionPool, scrubbed
+from agents_a365.tooling.extensibility import McpSessionPool, check_turn, scrubbed
 
 from ._telemetry import noting_call_id, traced_call_tool
 
@@ -123,6 +123,10 @@ class A365MCPServer(MCPServer):
     async def list_tools(
         self, run_context: RunContextWrapper[Any] | None = None, agent: Any | None = None
     ) -> list[Tool]:
+        # No token crosses users: the run's context (else the task) says whose turn this is.
+        check_turn(
+            self.config.identity, getattr(run_context, "context", None), what=f"MCP server {self.name!r}"
+        )
         tools = self._tools if self.cache_tools_list else await self._list_now()
         if self.tool_filter is None:
             return list(tools)
@@ -173,6 +177,7 @@ class A365MCPServer(MCPServer):
     async def call_tool(
         self, tool_name: str, arguments: dict[str, Any] | None, meta: dict[str, Any] | None = None
     ) -> CallToolResult:
+        check_turn(self.config.identity, what=f"MCP server {self.name!r}")
         name = self._original(tool_name)
         try:
             return await self._run(

@@ -14,11 +14,12 @@ from agents.memory import Session
 
 from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextLike
 from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration, ToolOptions
-from agents_a365.tooling.extensibility import McpSessionPool, check_limit, unique_servers
+from agents_a365.tooling.extensibility import McpSessionPool, check_limit, keyword_aliases, unique_servers
 from agents_a365.tooling.extension_base import ExtensionServiceBase
 
 from ._connections import McpServerConnections, list_ahead
 from ._conversion import to_chat_history_messages
+from ._server import A365MCPServer
 from ._servers import build_servers, check_server_options, server_url
 
 __all__ = ["ORCHESTRATOR_NAME", "McpToolRegistrationService"]
@@ -55,13 +56,16 @@ class McpToolRegistrationService(ExtensionServiceBase):
         configuration_service: McpToolServerConfigurationService | None = None,
         *,
         configuration: ToolingConfiguration | None = None,
+        logger: logging.Logger | None = None,
     ) -> None:
-        super().__init__(configuration_service, configuration=configuration)
+        super().__init__(configuration_service, configuration=configuration, logger=logger)
         # id(returned agent) -> (that agent, its connections). The agent is held so its id
         # cannot be reused by another object while the entry exists.
-        self._open: dict[int, tuple[Agent[Any], McpServerConnections]] = {}
+        # The task that registered them: an earlier turn's servers are closed once it is over (see _retire).
+        self._open: dict[int, tuple[Agent[Any], McpServerConnections, asyncio.Task[Any] | None]] = {}
         # Every connection set not closed yet (connected_agent blocks included): aclose() closes them.
         self._live: set[McpServerConnections] = set()
+        self._closing: set[asyncio.Future[None]] = set()
 
     def __repr__(self) -> str:
         return f"McpToolRegistrationService({self.configuration!r}, open_agents={len(self._open)})"
@@ -69,15 +73,34 @@ class McpToolRegistrationService(ExtensionServiceBase):
     # -- lifecycle -------------------------------------------------------------------------
     async def aclose(self) -> None:
         """Close every MCP server still open, then the tooling service if this service created it."""
-        open_now = {connections for _, connections in self._open.values()} | self._live
-        self._open.clear()
-        self._live.clear()
         try:
-            await asyncio.gather(*(connections.aclose() for connections in open_now))
+            await self.cleanup_all_servers()
         finally:
             await super().aclose()
 
+    async def cleanup_all_servers(self) -> None:
+        """Close every MCP server this service connected (Microsoft's name); the service stays usable."""
+        open_now = {entry[1] for entry in self._open.values()} | self._live
+        self._open.clear()
+        self._live.clear()
+        await asyncio.gather(*(connections.aclose() for connections in open_now), *self._closing)
+
+    def _retire(self, connections: McpServerConnections, owner: asyncio.Task[Any] | None) -> None:
+        """Close servers an earlier turn registered (replaced now) once that turn's task is over: its run
+        may still be using them."""
+
+        def close(_: object = None) -> None:
+            closing = asyncio.ensure_future(connections.aclose())
+            self._closing.add(closing)
+            closing.add_done_callback(self._closing.discard)
+
+        if owner is None or owner.done() or owner is asyncio.current_task():
+            close()
+        else:
+            owner.add_done_callback(close)
+
     # -- registration ----------------------------------------------------------------------
+    @keyword_aliases(auth="authorization", context="turn_context")  # Microsoft's keywords
     async def add_tool_servers_to_agent(
         self,
         agent: Agent[TContext],
@@ -96,6 +119,11 @@ class McpToolRegistrationService(ExtensionServiceBase):
         agent are kept first, untouched (you connect and close those); a discovered server whose
         URL is already there, or listed twice, is added once. A tool name that clashes with another
         tool (of the agent or another server) is exposed as ``<server>_<tool>`` (README, "Tool names").
+        Agent 365 servers on ``agent`` from an earlier turn
+        (``self.agent = await service.add_tool_servers_to_agent(self.agent, ...)``) are replaced by this
+        turn's (and closed once the turn that registered them is over), and each server refuses to run in
+        another user's turn (:class:`~agents_a365.tooling.TurnMismatchError`). Microsoft's keywords
+        ``auth=`` and ``context=`` are accepted for ``authorization=`` and ``turn_context=``.
 
         The new servers' tools are listed concurrently before this returns (by the tooling core, cached
         per server and token); each server opens its MCP session on its first request. Close them with
@@ -118,8 +146,11 @@ class McpToolRegistrationService(ExtensionServiceBase):
             skip_unreachable=skip_unreachable,
             server_options=server_options,
         )
+        earlier = self._open.pop(id(agent), None)  # `agent` is a clone this service returned
+        if earlier is not None:
+            self._retire(earlier[1], earlier[2])
         if connections is not None:
-            self._open[id(clone)] = (clone, connections)
+            self._open[id(clone)] = (clone, connections, asyncio.current_task())
         return clone
 
     async def close_tool_servers(self, agent: Agent[Any]) -> None:
@@ -176,7 +207,10 @@ class McpToolRegistrationService(ExtensionServiceBase):
         if turn_context is None:
             raise ValueError("turn_context is required")
         options = check_server_options(server_options)
-        existing = list(agent.mcp_servers or [])
+        existing = [s for s in agent.mcp_servers or [] if not isinstance(s, A365MCPServer)]
+        if len(existing) < len(agent.mcp_servers or []):
+            replaced = [s.name for s in agent.mcp_servers if isinstance(s, A365MCPServer)]
+            logger.debug("replacing the Agent 365 MCP servers of an earlier turn: %s", ", ".join(replaced))
         discovered = await self.configuration_service.list_tool_servers(
             turn_context,
             authorization,
