@@ -13,7 +13,7 @@ from __future__ import annotations
 import ipaddress
 import ssl
 import urllib.request
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 
 import aiohttp
@@ -34,25 +34,6 @@ def _mapped(exc: BaseException, request: httpx.Request) -> BaseException | None:
     return None
 
 
-class _MappedStream(httpx.AsyncByteStream):
-    def __init__(self, stream: httpx.AsyncByteStream, request: httpx.Request) -> None:
-        self._stream = stream
-        self._request = request
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        try:
-            async for chunk in self._stream:
-                yield chunk
-        except (httpx.HTTPError, aiohttp.ClientError) as exc:
-            mapped = _mapped(exc, self._request)
-            if mapped is None:
-                raise
-            raise mapped from exc
-
-    async def aclose(self) -> None:
-        await self._stream.aclose()
-
-
 class _MappedTransport(httpx.AsyncBaseTransport):
     def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
         self._inner = inner
@@ -65,7 +46,6 @@ class _MappedTransport(httpx.AsyncBaseTransport):
             if mapped is None:
                 raise
             raise mapped from exc
-        response.stream = _MappedStream(response.stream, request)  # type: ignore[arg-type]
         return response
 
     async def aclose(self) -> None:
