@@ -20,7 +20,7 @@ import aiohttp
 import httpx
 from httpx_aiohttp import AiohttpTransport
 
-__all__ = ["core_client", "open_response"]
+__all__ = ["CoreClient", "core_client", "open_response"]
 
 
 def _mapped(exc: BaseException, request: httpx.Request) -> BaseException | None:
@@ -52,7 +52,11 @@ class _MappedTransport(httpx.AsyncBaseTransport):
         await self._inner.aclose()
 
 
-def core_client(*, verify: ssl.SSLContext, limits: httpx.Limits, timeout: float) -> httpx.AsyncClient:
+class CoreClient(httpx.AsyncClient):
+    """The service's own client: it has no defaults to merge into a request (see ``request_bounded``)."""
+
+
+def core_client(*, verify: ssl.SSLContext, limits: httpx.Limits, timeout: float) -> CoreClient:
     """The service's pooled client (redirects never followed: a token must not travel elsewhere)."""
 
     def transport(proxy: httpx.Proxy | None = None) -> httpx.AsyncBaseTransport:
@@ -64,7 +68,7 @@ def core_client(*, verify: ssl.SSLContext, limits: httpx.Limits, timeout: float)
 
         return _MappedTransport(AiohttpTransport(verify=verify, client=session, proxy=proxy))
 
-    return httpx.AsyncClient(
+    return CoreClient(
         transport=transport(),
         mounts=_environment_proxies(transport),
         timeout=timeout,
