@@ -149,16 +149,28 @@ async def test_sends_one_after_another_reuse_one_keep_alive_connection() -> None
     assert server.connections == 1
 
 
-async def test_a_dropped_connection_is_reported_as_dropped_not_as_a_timeout() -> None:
-    async def drop(request: Request, writer: Any) -> None:
-        writer.transport.abort()
+async def _drop_at_once(request: Request, writer: Any) -> None:
+    writer.transport.abort()
 
+
+async def _drop_mid_body(request: Request, writer: Any) -> None:
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[{")
+    await writer.drain()
+    writer.transport.abort()
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "error"), [(_drop_at_once, "RemoteProtocolError"), (_drop_mid_body, "ReadError")]
+)
+async def test_a_dropped_connection_is_reported_as_dropped_not_as_a_timeout(
+    behaviour: Any, error: str
+) -> None:
     async with HostileServer() as server:
-        server.route("/mcpServers", drop)
+        server.route("/mcpServers", behaviour)
         async with McpToolServerConfigurationService(_config(server)) as service:
             with pytest.raises(ToolServerDiscoveryError) as caught:
                 await service.list_tool_servers(_turn(), None, None, auth_token=TOKEN)
-    assert "unreachable: RemoteProtocolError" in str(caught.value)
+    assert f"unreachable: {error}" in str(caught.value)
 
 
 def _turn() -> Any:

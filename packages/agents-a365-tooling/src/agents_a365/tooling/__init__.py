@@ -12,6 +12,7 @@ from .constants import DEFAULT_PLATFORM_ENDPOINT, DEFAULT_PLATFORM_SCOPE, PLATFO
 from .errors import (
     ChatHistorySendError,
     McpServerConnectionError,
+    SendFailureCause,
     TokenAcquisitionError,
     ToolingError,
     ToolServerConfigurationError,
@@ -40,6 +41,7 @@ __all__ = [
     "MCPServerConfig",
     "McpServerConnectionError",
     "McpToolServerConfigurationService",
+    "SendFailureCause",
     "TokenAcquisitionError",
     "ToolDefinitionCache",
     "ToolOptions",

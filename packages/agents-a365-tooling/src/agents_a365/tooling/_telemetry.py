@@ -82,9 +82,7 @@ class _State:
 
 
 _state = _State()
-# Asking the API for its global providers costs ~1 us each (an os.environ lookup while none is set),
-# more than a whole hook: while none is set, they are looked at again at most once a second.
-_RECHECK_SECONDS = 1.0
+_RECHECK_SECONDS = 1.0  # asking the API for its providers costs ~1 us (os.environ), more than a hook
 
 
 def configure_telemetry(
@@ -101,11 +99,9 @@ def configure_telemetry(
     """
     if record_tool_content is not None and not isinstance(record_tool_content, bool):
         raise TypeError("record_tool_content must be a bool or None")
-    available = _trace is not None
-    _state.tracer = tracer_provider.get_tracer(SCOPE) if available and tracer_provider is not None else None
-    _state.instruments = (
-        Instruments(meter_provider.get_meter(SCOPE)) if available and meter_provider else None
-    )
+    api = _trace is not None
+    _state.tracer = tracer_provider.get_tracer(SCOPE) if api and tracer_provider else None
+    _state.instruments = Instruments(meter_provider.get_meter(SCOPE)) if api and meter_provider else None
     _state.record_content = record_tool_content
     _state.next_check = 0.0
 
@@ -183,25 +179,20 @@ class _Live(ToolCallSpan):
         client: bool,
         attributes: dict[str, Any],
         histogram: str | None,
-        metric: dict,
+        metric: dict[str, Any],
     ) -> None:
         self._instruments = instruments() if histogram is not None else None
         self._histogram = histogram
         self._metric = metric
         self._failed = False
         self._span: Any = None
-        self._start = 0.0
-        self._cm = (
-            tracer.start_as_current_span(
-                name,
-                kind=_trace.SpanKind.CLIENT if client else _trace.SpanKind.INTERNAL,
-                attributes={k: v for k, v in attributes.items() if v is not None},
-                record_exception=False,  # recorded here, scrubbed
-                set_status_on_exception=False,
+        self._cm: Any = None
+        if tracer is not None:  # the exception is recorded here (scrubbed), never by the OpenTelemetry SDK
+            kind = _trace.SpanKind.CLIENT if client else _trace.SpanKind.INTERNAL
+            values = {k: v for k, v in attributes.items() if v is not None}
+            self._cm = tracer.start_as_current_span(
+                name, kind=kind, attributes=values, record_exception=False, set_status_on_exception=False
             )
-            if tracer is not None
-            else None
-        )
 
     def __enter__(self) -> _Live:
         if self._cm is not None:

@@ -13,14 +13,14 @@ from __future__ import annotations
 import ipaddress
 import ssl
 import urllib.request
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 
 import aiohttp
 import httpx
 from httpx_aiohttp import AiohttpTransport
 
-__all__ = ["core_client", "open_response"]
+__all__ = ["CoreClient", "core_client", "open_response"]
 
 
 def _mapped(exc: BaseException, request: httpx.Request) -> BaseException | None:
@@ -32,25 +32,6 @@ def _mapped(exc: BaseException, request: httpx.Request) -> BaseException | None:
     if isinstance(cause, aiohttp.ClientPayloadError | aiohttp.ClientResponseError):
         return httpx.ReadError(str(cause), request=request)
     return None
-
-
-class _MappedStream(httpx.AsyncByteStream):
-    def __init__(self, stream: httpx.AsyncByteStream, request: httpx.Request) -> None:
-        self._stream = stream
-        self._request = request
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        try:
-            async for chunk in self._stream:
-                yield chunk
-        except (httpx.HTTPError, aiohttp.ClientError) as exc:
-            mapped = _mapped(exc, self._request)
-            if mapped is None:
-                raise
-            raise mapped from exc
-
-    async def aclose(self) -> None:
-        await self._stream.aclose()
 
 
 class _MappedTransport(httpx.AsyncBaseTransport):
@@ -65,14 +46,17 @@ class _MappedTransport(httpx.AsyncBaseTransport):
             if mapped is None:
                 raise
             raise mapped from exc
-        response.stream = _MappedStream(response.stream, request)  # type: ignore[arg-type]
         return response
 
     async def aclose(self) -> None:
         await self._inner.aclose()
 
 
-def core_client(*, verify: ssl.SSLContext, limits: httpx.Limits, timeout: float) -> httpx.AsyncClient:
+class CoreClient(httpx.AsyncClient):
+    """The service's own client: it has no defaults to merge into a request (see ``request_bounded``)."""
+
+
+def core_client(*, verify: ssl.SSLContext, limits: httpx.Limits, timeout: float) -> CoreClient:
     """The service's pooled client (redirects never followed: a token must not travel elsewhere)."""
 
     def transport(proxy: httpx.Proxy | None = None) -> httpx.AsyncBaseTransport:
@@ -84,7 +68,7 @@ def core_client(*, verify: ssl.SSLContext, limits: httpx.Limits, timeout: float)
 
         return _MappedTransport(AiohttpTransport(verify=verify, client=session, proxy=proxy))
 
-    return httpx.AsyncClient(
+    return CoreClient(
         transport=transport(),
         mounts=_environment_proxies(transport),
         timeout=timeout,
