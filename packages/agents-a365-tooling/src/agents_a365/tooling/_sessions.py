@@ -62,10 +62,6 @@ _CONNECTION_CLOSED = -32000  # the session ended while the request waited for it
 _Key = tuple[str, frozenset[tuple[str, str]]]
 
 
-class _Gone(Exception):
-    """The session was gone before the request was sent, or the server forgot it: worth one new session."""
-
-
 class _Entry:
     __slots__ = (
         "client",
@@ -239,7 +235,7 @@ class McpSessionPool:
                 for attempt in (1, 2):
                     try:
                         return await self._run_once(server, operation, idempotent)
-                    except _Gone as gone:
+                    except SessionGone as gone:
                         if attempt == 2:
                             raise McpServerConnectionError(
                                 f"{where} failed: {gone}", server_name=server.mcp_server_name, url=server.url
@@ -261,7 +257,7 @@ class McpSessionPool:
             await asyncio.shield(entry.ready)  # shared connect: one cancelled caller keeps it going
             holder = entry.holder
             if holder is None or holder.done():
-                raise _Gone("the session had ended")
+                raise SessionGone("the session had ended")
             # The request races the session's end: a transport that fails (a dropped connection, an
             # over-cap answer) ends the holder, and mcp then never answers the requests in flight.
             request = asyncio.ensure_future(operation(entry))
@@ -273,28 +269,26 @@ class McpSessionPool:
                     await asyncio.wait((request,))
             if request.cancelled():  # the session ended under the request: sent or not, we cannot tell
                 if idempotent and not entry.failure:
-                    raise _Gone("the session ended during the request")
+                    raise SessionGone("the session ended during the request")
                 raise self._error(server, entry.failure or "the session ended during the request")
             exc = request.exception()
             if exc is None:
                 return request.result()
             if isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError):
                 self._retire(entry)  # ended before the request went out: safe to send again
-                raise _Gone(entry.failure or "the session had ended")
+                raise SessionGone(entry.failure or "the session had ended")
             if isinstance(exc, McpServerConnectionError):
                 raise exc
             if isinstance(exc, McpResponseTooLarge):  # our own listing's read: the session is still fine
                 raise self._error(server, str(exc))
             code = _error_code(exc)
-            if code == _SESSION_TERMINATED or isinstance(
-                exc, SessionGone
-            ):  # the server forgot the session: it did not run the request
-                self._retire(entry)
-                raise _Gone(_describe(exc))
+            if code == _SESSION_TERMINATED or isinstance(exc, SessionGone):  # the server forgot the session
+                self._retire(entry)  # (a 404: it did not run the request)
+                raise SessionGone(_describe(exc))
             if code == _CONNECTION_CLOSED:
                 self._retire(entry)
                 if idempotent:
-                    raise _Gone(describe_error(exc))
+                    raise SessionGone(describe_error(exc))
             raise self._error(server, _describe(exc))
         finally:
             self._release(entry)
@@ -394,7 +388,11 @@ class McpSessionPool:
                     session = await stack.enter_async_context(
                         ClientSession(read, write, message_handler=on_message, client_info=_CLIENT_INFO)
                     )
-                    span = mcp_session_span(name, server.url) if self._session_spans else contextlib.nullcontext()
+                    span = (
+                        mcp_session_span(name, server.url)
+                        if self._session_spans
+                        else contextlib.nullcontext()
+                    )
                     with span:  # the handshake, in the first caller's trace
                         hello = await session.initialize()
                 version = str(
@@ -411,9 +409,8 @@ class McpSessionPool:
                 await entry.stop.wait()
             logger.debug("MCP session %r closed", name)
         except BaseException as exc:  # the holder's end: nothing propagates out of the task
-            failure = _too_large(exc)
-            if failure is not None:
-                entry.failure = str(failure)
+            if isinstance(_leaf(exc), McpResponseTooLarge):
+                entry.failure = str(_leaf(exc))
             text = entry.failure or _describe(exc)
             if isinstance(exc, asyncio.CancelledError) and self._closed:
                 text = "the session pool was closed while connecting"
@@ -421,7 +418,7 @@ class McpSessionPool:
                 # A connection dropped on the wire (a reused keep-alive connection the server closed):
                 # worth one new session; anything else fails the callers now.
                 retry = is_dropped_connection(_leaf(exc))
-                entry.ready.set_exception(_Gone(text) if retry else self._error(server, text))
+                entry.ready.set_exception(SessionGone(text) if retry else self._error(server, text))
             elif not isinstance(exc, asyncio.CancelledError):
                 logger.debug("MCP session %r ended: %s", name, text)
         finally:
@@ -489,33 +486,21 @@ def _error_code(exc: BaseException) -> object:
     return getattr(getattr(exc, "error", None), "code", None) or getattr(exc, "code", None)
 
 
-def _too_large(exc: BaseException) -> McpResponseTooLarge | None:
-    if isinstance(exc, McpResponseTooLarge):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            found = _too_large(inner)
-            if found is not None:
-                return found
-    return None
-
-
 def _check_structured(
     server: MCPServerConfig, name: str, result: types.CallToolResult, schema: dict[str, Any]
 ) -> None:
     """What mcp's ``ClientSession.call_tool`` checks, from the definition we hold (no ``tools/list``)."""
-    from jsonschema import SchemaError, ValidationError, validate  # type: ignore[import-untyped]
-    from referencing import Registry
+    from jsonschema import ValidationError, validate  # type: ignore[import-untyped]
 
     problem: str | None = None
     if result.structuredContent is None:
         problem = "has an output schema but returned no structured content"
     else:
-        try:  # an explicit empty registry: ``$ref``s resolve within the schema only (as mcp does)
-            validate(result.structuredContent, schema, registry=Registry())
-        except (ValidationError, SchemaError) as exc:
+        try:  # ``$ref``s resolve within the schema only: nothing is fetched
+            validate(result.structuredContent, schema)
+        except ValidationError as exc:
             problem = f"returned structured content that does not match its output schema: {exc.message}"
-        except Exception as exc:  # an unresolvable $ref, a broken schema
+        except Exception as exc:  # a broken schema, an unresolvable $ref
             problem = f"has an unusable output schema ({type(exc).__name__})"
     if problem is not None:
         raise McpServerConnectionError(
