@@ -129,7 +129,9 @@ async def test_a_session_the_server_forgot_is_reinitialised_once_then_fails_type
             emulator.faults.set("mcp:mail", Fault(status=404, mcp_method="tools/call", times=1))
             assert "inbox-1" in str(await tools["list_emails"].ainvoke({}))
             assert _initializes(emulator) == opened + 1
-            assert "inbox-1" in str(await tools["search_emails"].ainvoke({"query": "report"}))  # later calls too
+            assert "inbox-1" in str(
+                await tools["search_emails"].ainvoke({"query": "report"})
+            )  # later calls too
             emulator.faults.set("mcp:mail", Fault(status=404, mcp_method="tools/call", times=2))
             with pytest.raises(McpServerConnectionError, match="Session terminated"):
                 await tools["list_emails"].ainvoke({})
