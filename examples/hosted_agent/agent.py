@@ -13,8 +13,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import httpx
 from aiohttp import web
-from microsoft_agents.activity import Activity, ActivityTypes
+from microsoft_agents.activity import Activity, ActivityTypes, TokenResponse
 from microsoft_agents.hosting.aiohttp import CloudAdapter, jwt_authorization_middleware, start_agent_process
 from microsoft_agents.hosting.core import AgentApplication, MemoryStorage, TurnContext, TurnState
 from microsoft_agents.hosting.core.authorization import AgentAuthConfiguration, AnonymousTokenProvider
@@ -68,6 +69,24 @@ class DevelopmentConnections:
 
     def get_default_connection_configuration(self) -> AgentAuthConfiguration:
         return AgentAuthConfiguration(anonymous_allowed=True)
+
+
+class EmulatorTokenExchange:
+    """Development mode: the agentic token exchange, done by the emulator (``POST /_emulator/token``) since
+    there is no Entra app. In production the app's ``Authorization`` (auth handler ``AGENTIC``) does it."""
+
+    def __init__(self, endpoint: str) -> None:
+        self._url = f"{endpoint.rstrip('/')}/_emulator/token"
+
+    async def exchange_token(
+        self, context: TurnContext, scopes: list[str], auth_handler_id: str | None = None, *args: Any
+    ) -> TokenResponse:
+        sender = context.activity.from_property
+        body = {"scope": scopes[0], "user_id": sender.id if sender else None}
+        async with httpx.AsyncClient(timeout=10) as client:
+            response = await client.post(self._url, json=body)
+        response.raise_for_status()
+        return TokenResponse(token=response.json()["token"])
 
 
 def create_agent_app(
@@ -183,17 +202,30 @@ def create_web_app(
 
 
 def main() -> None:
+    """Development mode against the emulator (``MCP_PLATFORM_ENDPOINT``); see README.md for production."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--orchestrator", choices=["langchain", "openai"], default="langchain")
     parser.add_argument("--port", type=int, default=3978)
     args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
     endpoint = os.environ.get("MCP_PLATFORM_ENDPOINT", "http://127.0.0.1:8765")
     tooling = McpToolServerConfigurationService(
         ToolingConfiguration(mcp_platform_endpoint=endpoint, use_tooling_manifest=False)
     )
     quiet_development_warnings()
-    app, adapter = create_agent_app(args.orchestrator, tooling)
-    web.run_app(create_web_app(app, adapter, anonymous=True), host="127.0.0.1", port=args.port)
+    app, adapter = create_agent_app(
+        args.orchestrator, tooling, tool_authorization=EmulatorTokenExchange(endpoint)
+    )
+    web_app = create_web_app(app, adapter, anonymous=True)
+
+    async def close_tooling(_: web.Application) -> None:
+        # After the turns in flight ended (Ctrl-C/SIGTERM): threat-protection sends still under way get
+        # up to A365_CHAT_HISTORY_DRAIN_TIMEOUT (10 s) to complete, the rest are reported undelivered.
+        await tooling.aclose()
+
+    web_app.on_cleanup.append(close_tooling)
+    print(f"agent on http://127.0.0.1:{args.port}/api/messages (tools from {endpoint})", flush=True)  # noqa: T201
+    web.run_app(web_app, host="127.0.0.1", port=args.port, print=None)
 
 
 if __name__ == "__main__":

@@ -95,13 +95,11 @@ async def test_a_15000_server_gateway_answer_never_holds_the_loop_50_ms(gateway:
         try:
             lags = []
             for _ in range(3):  # cold (gateway read and parsed), then warm (cached servers, new headers)
-                servers: list[object] = []
-
-                async def discover() -> None:
-                    servers[:] = await service.list_tool_servers(turn, None, None, auth_token=token)
-
-                lags.append(await max_lag(discover()))
-                assert len(servers) == SERVERS
+                discovery = asyncio.ensure_future(
+                    service.list_tool_servers(turn, None, None, auth_token=token)
+                )
+                lags.append(await max_lag(discovery))
+                assert len(discovery.result()) == SERVERS
         finally:
             gc.unfreeze()
     assert len(gateway.requests) == 2  # the big answer was fetched once, then served from the cache
@@ -131,5 +129,5 @@ def test_stepwise_parsing_is_json_loads(value: object, indent: int | None) -> No
 def test_stepwise_parsing_rejects_what_json_loads_rejects(data: bytes) -> None:
     with pytest.raises((ValueError, RecursionError)):
         json.loads(data)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"JSON|Expecting|expected|BOM|codec|extra data|nested"):
         run(json_value(data))

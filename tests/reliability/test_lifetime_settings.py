@@ -41,7 +41,8 @@ async def test_chat_history_concurrency_changed_at_run_time_applies_to_the_next_
         emu.faults.set("rtp", Fault(hold_until_concurrent=3, hold_timeout_ms=150))
         await burst("narrow")
         held = [r.held_together for r in emu.requests_for("rtp")]
-        assert len(held) == 6 and max(held) == 2, held  # never three on the wire (64 slots: three at once)
+        assert len(held) == 6
+        assert max(held) == 2, held  # never three on the wire (with 64 slots: three at once)
     await guard.assert_clean(check_tokens=False)
 
 

@@ -20,7 +20,7 @@ HISTORY = [ChatHistoryMessage(id="h1", role="user", content="hi", timestamp=date
 async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
     """Wait for something to happen (never for time to pass), bounded."""
     async with asyncio.timeout(timeout):
-        while not condition():
+        while not condition():  # noqa: ASYNC110 - the emulator's recorder has no event to wait on
             await asyncio.sleep(0.01)
 
 
@@ -68,7 +68,8 @@ async def test_past_the_drain_deadline_the_rest_fail_naming_their_records(
         error = result.errors[0].exception
         assert isinstance(error, ChatHistorySendError)
         assert (error.conversation_id, error.message_id) == (f"c-{i}", f"m-{i}")
-        assert "not delivered" in str(error) and "drain deadline" in str(error)
+        assert "not delivered" in str(error)
+        assert "drain deadline" in str(error)
     assert len(emu.requests_for("rtp")) == 4  # the queued ones were never sent
     await guard.assert_clean(check_tokens=False)
 

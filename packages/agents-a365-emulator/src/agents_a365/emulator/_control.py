@@ -12,6 +12,8 @@ from starlette.routing import Route
 
 from agents_a365.emulator._context import EmulatorContext
 from agents_a365.emulator._http import error_response
+from agents_a365.emulator.authorization import audience_for_scope
+from agents_a365.emulator.constants import PLATFORM_SCOPE
 from agents_a365.emulator.faults import Fault, validate_route_key
 
 
@@ -68,6 +70,23 @@ def control_routes(ctx: EmulatorContext) -> list[Route]:
         ctx.reset()
         return Response(status_code=204)
 
+    async def token(request: Request) -> Response:
+        # The token exchange of an agent running in another process (development mode): what
+        # ``EmulatorAuthorization.exchange_token`` does in-process, for the scope and user asked for.
+        try:
+            raw: Any = json.loads(await request.body() or b"{}")
+            scope, user = raw.get("scope", PLATFORM_SCOPE), raw.get("user_id")
+            expires_in = raw.get("expires_in", 3600)
+            if not isinstance(scope, str) or not scope or not isinstance(user, str | None):
+                raise ValueError("'scope' must be a non-empty string and 'user_id' a string")
+            if isinstance(expires_in, bool) or not isinstance(expires_in, int):
+                raise ValueError("'expires_in' must be an integer")
+        except (ValueError, AttributeError) as exc:
+            return error_response(400, "invalid_token_request", str(exc))
+        audience = audience_for_scope(scope)
+        minted = ctx.issuer.mint(audience, app_id=ctx.config.agent_id, user_id=user, expires_in=expires_in)
+        return JSONResponse({"token": minted, "audience": audience, "expires_in": expires_in})
+
     return [
         Route("/_emulator/requests", list_requests, methods=["GET"]),
         Route("/_emulator/requests", clear_requests, methods=["DELETE"]),
@@ -78,4 +97,5 @@ def control_routes(ctx: EmulatorContext) -> list[Route]:
         Route("/_emulator/faults/{route}", delete_fault, methods=["DELETE"]),
         Route("/_emulator/servers", list_servers, methods=["GET"]),
         Route("/_emulator/reset", reset, methods=["POST"]),
+        Route("/_emulator/token", token, methods=["POST"]),
     ]

@@ -146,11 +146,11 @@ class Discovery(ServicePart):
                 "cannot resolve the agent identity: the activity is not agentic and the token "
                 "has no appid/azp claim"
             )
-        servers = await self._discover(turn_context, auth_token, agent_id, orchestrator, key, distribution)
+        listed = await self._discover(turn_context, auth_token, agent_id, orchestrator, key, distribution)
 
         # One exchange per distinct V2 scope, all at once; V1 servers share the platform token.
         # In steps: a gateway may list thousands of servers, and other conversations share this loop.
-        scopes, names = await run_cooperatively(_scopes(servers, platform_scope))
+        scopes, names = await run_cooperatively(_scopes(listed, platform_scope))
         tokens: dict[str, str] = {platform_scope: auth_token}
         v2_scopes = [scope for scope in names if scope != platform_scope]
         if v2_scopes:
@@ -171,7 +171,7 @@ class Discovery(ServicePart):
             )
             for scope in names
         }
-        return await run_cooperatively(_with_headers(servers, scopes, headers))
+        return await run_cooperatively(_with_headers(listed, scopes, headers))
 
     def _servers_from(self, content: bytes, source: str, url: str) -> Steps[tuple[MCPServerConfig, ...]]:
         """A gateway answer as servers: parsed, validated and converted once (in steps), then cached."""
