@@ -35,17 +35,19 @@ class _Flight(Generic[V]):
 
 class AsyncTTLCache(Generic[V]):
     def __init__(self, max_entries: int = 4096, clock: Callable[[], float] = time.monotonic) -> None:
-        self._entries: OrderedDict[Hashable, tuple[V, float]] = OrderedDict()
+        self._entries: OrderedDict[Hashable, tuple[V, float, float]] = OrderedDict()  # value, stored at, ttl
         self._pending: dict[Hashable, _Flight[V]] = {}
         self._max_entries = max_entries
         self._clock = clock
 
-    def get(self, key: Hashable) -> V | None:
+    def get(self, key: Hashable, ttl: float | None = None) -> V | None:
+        """The value if still fresh: younger than ``ttl`` when given (a TTL read from the settings at each
+        use applies to entries already stored), else than the TTL it was stored with."""
         entry = self._entries.get(key)
         if entry is None:
             return None
-        value, expires_at = entry
-        if expires_at <= self._clock():
+        value, stored_at, stored_ttl = entry
+        if stored_at + (stored_ttl if ttl is None else ttl) <= self._clock():
             del self._entries[key]
             return None
         self._entries.move_to_end(key)
@@ -54,14 +56,17 @@ class AsyncTTLCache(Generic[V]):
     def put(self, key: Hashable, value: V, ttl: float) -> None:
         if ttl <= 0:
             return
-        self._entries[key] = (value, self._clock() + ttl)
+        self._entries[key] = (value, self._clock(), ttl)
         self._entries.move_to_end(key)
         while len(self._entries) > self._max_entries:
             self._entries.popitem(last=False)
 
-    async def get_or_create(self, key: Hashable, create: Callable[[], Awaitable[tuple[V, float]]]) -> V:
-        """The cached value, or ``create()``'s ``(value, ttl)``; one creation per key at a time."""
-        cached = self.get(key)
+    async def get_or_create(
+        self, key: Hashable, create: Callable[[], Awaitable[tuple[V, float]]], ttl: float | None = None
+    ) -> V:
+        """The cached value (fresh as :meth:`get` says), or ``create()``'s ``(value, ttl)``; one creation per
+        key at a time."""
+        cached = self.get(key, ttl)
         if cached is not None:
             return cached
         flight = self._pending.get(key)
@@ -170,7 +175,7 @@ class ToolDefinitionCache:
 
     def get(self, url: str, headers: Mapping[str, str]) -> tuple[Tool, ...] | None:
         """The definitions listed for this server with exactly these headers, if still fresh."""
-        found = self._entries.get(self.key(url, headers))
+        found = self._entries.get(self.key(url, headers), self.ttl)
         return None if found is None else found.tools
 
     def put(self, url: str, headers: Mapping[str, str], tools: Iterable[Tool]) -> None:
@@ -189,9 +194,11 @@ class ToolDefinitionCache:
             )
             return self._shared(digest, content), self.ttl
 
+        key = self.key(url, headers)
         if not self.enabled:
+            self._entries.invalidate(key)  # disabled: what was stored before is stale too
             return tuple(await list_tools())
-        return (await self._entries.get_or_create(self.key(url, headers), listed)).tools
+        return (await self._entries.get_or_create(key, listed, self.ttl)).tools
 
     def _shared(self, digest: str, tools: tuple[Tool, ...]) -> _Definitions:
         found = self._sets.get(digest)

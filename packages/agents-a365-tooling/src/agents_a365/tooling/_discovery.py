@@ -32,8 +32,8 @@ from ._stepwise import Steps, json_value, mapped, run_cooperatively
 from ._telemetry import operation, tracing
 from ._telemetry_hooks import cache_lookup, turn_attributes
 from ._tokens import Tokens, strip_bearer, usable_token
-from ._tool_names import unique_servers
-from ._turn import TurnKey
+from ._tool_names import unique_server_steps
+from ._turn import TurnIdentity, TurnKey
 from ._urls import path_segment, validate_server_name, validate_token_url
 from .errors import ToolServerDiscoveryError
 from .headers import build_request_headers
@@ -64,6 +64,15 @@ def _with_headers(
     )
 
 
+def _registered(
+    servers: Sequence[MCPServerConfig], identity: TurnIdentity | None
+) -> Steps[list[MCPServerConfig]]:
+    """The servers stamped with the turn's identity (what the extensions' turn guard checks), a URL listed
+    under two names kept once."""
+    kept = yield from unique_server_steps(servers)
+    return (yield from mapped(kept, lambda server: server.model_copy(update={"identity": identity})))
+
+
 def _env_token_name(server_name: str) -> str:
     return "BEARER_TOKEN_" + re.sub(r"[^A-Z0-9]", "_", server_name.upper())
 
@@ -88,6 +97,7 @@ class Discovery(ServicePart):
         auth_token: str | None = None,
         options: ToolOptions | None = None,
         agent_id: str | None = None,
+        identity: TurnIdentity | None = None,
     ) -> list[MCPServerConfig]:
         """See :meth:`McpToolServerConfigurationService.list_tool_servers`."""
         source = "manifest" if self.configuration.use_tooling_manifest else "gateway"
@@ -99,11 +109,10 @@ class Discovery(ServicePart):
             metric_attributes={"a365.discovery.source": source},
         ) as span:
             # The same URL under two names is one server: registered once, by every extension.
-            servers = unique_servers(
-                await self._list(
-                    turn_context, authorization, auth_handler_name, auth_token, options, agent_id
-                )
+            listed = await self._list(
+                turn_context, authorization, auth_handler_name, auth_token, options, agent_id
             )
+            servers = await run_cooperatively(_registered(listed, identity))
             span.set("a365.discovery.server_count", len(servers))
             return servers
 

@@ -25,9 +25,10 @@ from urllib.parse import urlsplit, urlunsplit
 from mcp.types import Tool
 from pydantic import ValidationError
 
+from ._stepwise import Steps, mapped, run
 from .models import MCPServerConfig
 
-__all__ = ["normalize_url", "resolve_tool_names", "unique_servers", "usable_tools"]
+__all__ = ["normalize_url", "resolve_tool_names", "unique_server_steps", "unique_servers", "usable_tools"]
 
 logger = logging.getLogger(__name__)
 
@@ -48,10 +49,18 @@ def unique_servers(
     servers: Iterable[MCPServerConfig], known_urls: Iterable[str] = ()
 ) -> list[MCPServerConfig]:
     """``servers`` without those whose URL is in ``known_urls`` or came earlier in the list."""
+    return run(unique_server_steps(servers, known_urls))
+
+
+def unique_server_steps(
+    servers: Iterable[MCPServerConfig], known_urls: Iterable[str] = ()
+) -> Steps[list[MCPServerConfig]]:
+    """:func:`unique_servers` in steps (discovery runs it on the event loop for thousands of servers)."""
     seen = {normalize_url(url) for url in known_urls}
+    listed = list(servers)
+    keys = yield from mapped(listed, lambda server: normalize_url(server.url))
     result: list[MCPServerConfig] = []
-    for server in servers:
-        key = normalize_url(server.url)
+    for server, key in zip(listed, keys, strict=True):
         if key in seen:
             logger.debug("MCP server %r: its URL is listed already; registered once", server.mcp_server_name)
             continue

@@ -194,10 +194,10 @@ class McpToolServerConfigurationService:
                 "turn_context is required (with Microsoft's list_tool_servers(agentic_app_id, auth_token) "
                 "form, add turn_context=context, authorization=auth, auth_handler_name=...)"
             )
-        servers = await self._discovery.list_tool_servers(**given, agent_id=app_id)
         identity = identity_of(given["turn_context"])
+        servers = await self._discovery.list_tool_servers(**given, agent_id=app_id, identity=identity)
         enter_turn(identity)
-        return [server.model_copy(update={"identity": identity}) for server in servers]
+        return servers
 
     # -- MCP -------------------------------------------------------------------------------
     async def get_mcp_client_tools(self, server_name: str, server_config: MCPServerConfig) -> list[Tool]:
