@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
+
 import pytest
 from mcp.types import Tool
 
@@ -72,3 +75,70 @@ def test_ttl_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("A365_TOOL_CACHE_TTL", "5")
     assert ToolingConfiguration().tool_cache_ttl == 5
     assert ToolingConfiguration(tool_cache_ttl=0).tool_cache_ttl == 0
+
+
+# -- memory per user (issue 27) ------------------------------------------------------------------------
+
+SERVERS, TOOLS_PER_SERVER = 8, 100
+
+
+def _definitions(server: int, variant: str = "") -> list[dict[str, object]]:
+    """What a server lists: 100 tools with ~2 KB input schemas (parsed anew for every user, as a listing)."""
+    return [
+        {
+            "name": f"tool_{server}_{index}",
+            "description": f"Tool {index} of server {server}{variant}",
+            "inputSchema": {
+                "type": "object",
+                "properties": {f"p{p}": {"type": "string", "description": "x" * 40} for p in range(30)},
+            },
+        }
+        for index in range(TOOLS_PER_SERVER)
+    ]
+
+
+async def _register(cache: ToolDefinitionCache, user: str, variant: str = "") -> None:
+    headers = {"Authorization": f"Bearer token-of-{user}"}
+    for server in range(SERVERS):
+        listed = [Tool.model_validate(d) for d in _definitions(server, variant)]  # this user's own objects
+
+        async def listing(listed: list[Tool] = listed) -> list[Tool]:
+            return listed
+
+        await cache.get_or_list(f"https://mcp.example/servers/{server}", headers, listing)
+
+
+async def _cost(cache: ToolDefinitionCache, users: list[str], variant: str = "") -> float:
+    """Bytes the cache holds more after registering ``users`` (each server listed for each), per user."""
+    gc.collect()
+    before = tracemalloc.get_traced_memory()[0]
+    for user in users:
+        await _register(cache, user, variant)
+    gc.collect()
+    return (tracemalloc.get_traced_memory()[0] - before) / len(users)
+
+
+async def test_identical_definitions_are_stored_once_whatever_the_number_of_users() -> None:
+    cache = ToolDefinitionCache(300)
+    tracemalloc.start()
+    try:
+        first = await _cost(cache, ["user-0"])  # the first user brings the definitions
+        per_user = await _cost(cache, [f"user-{n}" for n in range(1, 21)])  # identical definitions
+        distinct = await _cost(cache, ["other-tenant"], variant=" (v2)")  # a new definition set
+    finally:
+        tracemalloc.stop()
+    assert len(cache) == SERVERS * 22  # entries stay per (server, user) ...
+    assert cache.distinct_sets == SERVERS * 2  # ... the definitions once per distinct content
+    print(
+        f"memory: first user {first / 1024:.0f} KiB, each further user {per_user / 1024:.1f} KiB, "
+        f"a distinct definition set {distinct / 1024:.0f} KiB"
+    )
+    assert per_user < 50 * 1024
+    assert distinct > 20 * per_user  # a different set costs its definitions
+    for user in ("user-3", "user-17"):  # and every user still gets the definitions
+        headers = {"Authorization": f"Bearer token-of-{user}"}
+        tools = cache.get("https://mcp.example/servers/5", headers)
+        assert tools is not None and len(tools) == TOOLS_PER_SERVER
+    assert cache.get(
+        "https://mcp.example/servers/5", {"Authorization": "Bearer token-of-user-3"}
+    ) is cache.get("https://mcp.example/servers/5", {"Authorization": "Bearer token-of-user-17"})

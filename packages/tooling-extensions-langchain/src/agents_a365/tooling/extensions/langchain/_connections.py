@@ -38,7 +38,7 @@ __all__ = ["Connected", "load_tools"]
 
 logger = logging.getLogger(__name__)
 
-_CONVERT_BATCH = 200  # tools converted between two yields to the event loop
+_CONVERT_BATCH = 100  # tools converted between two yields to the event loop
 
 
 class _PoolSession:
