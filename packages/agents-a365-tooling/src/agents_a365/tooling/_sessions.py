@@ -1,13 +1,10 @@
 """MCP sessions held open and shared: the one session holder of the core and both extensions.
 
-:class:`McpSessionPool` keeps official ``mcp`` ``ClientSession`` objects (streamable HTTP, over
-:func:`mcp_http_client_factory`: shared TLS context, size cap) per server URL and request headers, so per
-user token: a session is never shared between users. Calls run concurrently on one session (mcp's
-client multiplexes requests by id).
+:class:`McpSessionPool` keeps official ``mcp`` ``ClientSession`` objects (over :func:`mcp_http_client_factory`)
+per server URL and request headers, so per user token. Calls run concurrently on one session.
 
-Each session lives in a holder task of the pool, not in a caller's: mcp's transport (anyio task groups)
-must be entered and exited in one task, and cancelling one caller (one turn) must never close a session
-another caller uses. A session is closed when
+Each session lives in a holder task of the pool (``_session.py``), never in a caller's: cancelling one
+caller (one turn) never closes a session another caller uses. A session is closed when
 
 * it has not been used for ``idle_timeout`` seconds (``0``: closed as soon as its call returns),
 * its bearer token expires (``exp`` minus ``token_expiry_skew``, on the pool's clock),
@@ -24,7 +21,6 @@ before the request was sent is re-initialised once; then the call fails with
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import math
 import time
@@ -33,20 +29,15 @@ from typing import Any, TypeVar
 
 import anyio
 from mcp import ClientSession, types
-from mcp.client.streamable_http import streamable_http_client
 
-from agents_a365.runtime import decode_token_payload, get_sdk_version
-
+from ._mcp_errors import check_structured, describe, error_code, failed
 from ._mcp_pages import MAX_LIST_PAGES, SessionGone, list_tool_pages
-from ._redact import McpErrorType, describe_error, scrub
-from ._telemetry_hooks import mcp_session_span
+from ._redact import describe_error
+from ._session import Key, Session, token_lifetime
 from .errors import McpServerConnectionError
-from .headers import TOOLING_DISTRIBUTION
 from .mcp_http import (
     DEFAULT_MAX_MCP_RESPONSE_BYTES,
     McpResponseTooLarge,
-    is_dropped_connection,
-    mcp_http_client_factory,
     shared_mcp_transport,
 )
 from .models import MCPServerConfig
@@ -59,53 +50,6 @@ T = TypeVar("T")
 _CLOSE_TIMEOUT = 5.0
 _SESSION_TERMINATED = 32600  # what mcp's client reports for a 404 on its session id
 _CONNECTION_CLOSED = -32000  # the session ended while the request waited for its answer
-_Key = tuple[str, frozenset[tuple[str, str]]]
-
-
-class _Gone(Exception):
-    """The session was gone before the request was sent, or the server forgot it: worth one new session."""
-
-
-class _Entry:
-    __slots__ = (
-        "client",
-        "expires_at",
-        "failure",
-        "holder",
-        "key",
-        "last_used",
-        "ready",
-        "retired",
-        "stop",
-        "users",
-        "wire",
-    )
-
-    def __init__(self, key: _Key, now: float, expires_at: float) -> None:
-        self.key = key
-        self.ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
-        self.stop = asyncio.Event()
-        self.holder: asyncio.Task[None] | None = None
-        self.users = 0
-        self.last_used = now
-        self.expires_at = expires_at
-        self.retired = False
-        self.failure: str | None = None  # why the session ended under its users (an over-cap answer)
-        self.client: Any = None  # the session's HTTP client, and the headers naming the session on it
-        self.wire: Callable[[], dict[str, str]] = dict
-
-
-def _token_lifetime(headers: dict[str, str], skew: float) -> float:
-    """Seconds the bearer token stays valid, minus ``skew`` (``inf`` for opaque or exp-less tokens)."""
-    value = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
-    token = value.split(" ", 1)[-1].strip()
-    try:
-        exp = decode_token_payload(token).get("exp") if token else None
-    except ValueError:
-        exp = None
-    if not isinstance(exp, int | float) or isinstance(exp, bool):
-        return math.inf
-    return float(exp) - time.time() - skew
 
 
 class McpSessionPool:
@@ -151,7 +95,7 @@ class McpSessionPool:
         self._clock = clock
         self._name = name  # the holder tasks' name prefix (``<name>-<server>``)
         self._session_spans = session_spans  # an ``initialize`` span per session opened
-        self._entries: dict[_Key, _Entry] = {}
+        self._entries: dict[Key, Session] = {}
         self._holders: set[asyncio.Task[None]] = set()
         self._timer: asyncio.TimerHandle | None = None
         self._shared_transport: Any = None
@@ -199,7 +143,7 @@ class McpSessionPool:
 
         result = await self._run(server, lambda entry: call(entry.ready.result()), idempotent=False)
         if output_schema is not None and not result.isError:
-            _check_structured(server, name, result, output_schema)
+            check_structured(server, name, result, output_schema)
         return result
 
     async def list_tools(
@@ -209,13 +153,9 @@ class McpSessionPool:
         if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
             raise ValueError("max_pages must be a positive integer")
 
-        async def listing(entry: _Entry) -> list[types.Tool]:
+        async def listing(entry: Session) -> list[types.Tool]:
             return await list_tool_pages(
-                entry.client,
-                server.url,
-                entry.wire(),
-                max_pages=max_pages,
-                server_name=server.mcp_server_name,
+                entry.client, server.url, entry.wire(), max_pages=max_pages, server_name=server.mcp_server_name
             )
 
         return await self._run(server, listing, idempotent=True)
@@ -235,7 +175,7 @@ class McpSessionPool:
         return await self._run(server, lambda entry: operation(entry.ready.result()), idempotent=idempotent)
 
     async def _run(
-        self, server: MCPServerConfig, operation: Callable[[_Entry], Awaitable[T]], *, idempotent: bool
+        self, server: MCPServerConfig, operation: Callable[[Session], Awaitable[T]], *, idempotent: bool
     ) -> T:
         if not isinstance(server, MCPServerConfig):
             raise TypeError("server must be an MCPServerConfig")
@@ -245,29 +185,23 @@ class McpSessionPool:
                 for attempt in (1, 2):
                     try:
                         return await self._run_once(server, operation, idempotent)
-                    except _Gone as gone:
+                    except SessionGone as gone:
                         if attempt == 2:
-                            raise McpServerConnectionError(
-                                f"{where} failed: {gone}", server_name=server.mcp_server_name, url=server.url
-                            ) from None
+                            raise failed(server, str(gone)) from None
                         logger.debug("%s: session gone (%s): a new session, once", where, gone)
         except TimeoutError:
-            raise McpServerConnectionError(
-                f"{where} failed: TimeoutError (did not answer within {self.timeout} s)",
-                server_name=server.mcp_server_name,
-                url=server.url,
-            ) from None
+            raise failed(server, f"TimeoutError (did not answer within {self.timeout} s)") from None
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _run_once(
-        self, server: MCPServerConfig, operation: Callable[[_Entry], Awaitable[T]], idempotent: bool
+        self, server: MCPServerConfig, operation: Callable[[Session], Awaitable[T]], idempotent: bool
     ) -> T:
         entry = self._acquire(server)
         try:
             await asyncio.shield(entry.ready)  # shared connect: one cancelled caller keeps it going
             holder = entry.holder
             if holder is None or holder.done():
-                raise _Gone("the session had ended")
+                raise SessionGone("the session had ended")
             # The request races the session's end: a transport that fails (a dropped connection, an
             # over-cap answer) ends the holder, and mcp then never answers the requests in flight.
             request = asyncio.ensure_future(operation(entry))
@@ -279,54 +213,45 @@ class McpSessionPool:
                     await asyncio.wait((request,))
             if request.cancelled():  # the session ended under the request: sent or not, we cannot tell
                 if idempotent and not entry.failure:
-                    raise _Gone("the session ended during the request")
-                raise self._error(server, entry.failure or "the session ended during the request")
+                    raise SessionGone("the session ended during the request")
+                raise failed(server, entry.failure or "the session ended during the request")
             exc = request.exception()
             if exc is None:
                 return request.result()
             if isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError):
                 self._retire(entry)  # ended before the request went out: safe to send again
-                raise _Gone(entry.failure or "the session had ended")
+                raise SessionGone(entry.failure or "the session had ended")
             if isinstance(exc, McpServerConnectionError):
                 raise exc
             if isinstance(exc, McpResponseTooLarge):  # our own listing's read: the session is still fine
-                raise self._error(server, str(exc))
-            code = _error_code(exc)
-            if code == _SESSION_TERMINATED or isinstance(
-                exc, SessionGone
-            ):  # the server forgot the session: it did not run the request
-                self._retire(entry)
-                raise _Gone(_describe(exc))
+                raise failed(server, str(exc))
+            code = error_code(exc)
+            if code == _SESSION_TERMINATED or isinstance(exc, SessionGone):  # the server forgot the session
+                self._retire(entry)  # (a 404: it did not run the request)
+                raise SessionGone(describe(exc))
             if code == _CONNECTION_CLOSED:
                 self._retire(entry)
                 if idempotent:
-                    raise _Gone(describe_error(exc))
-            raise self._error(server, _describe(exc))
+                    raise SessionGone(describe_error(exc))
+            raise failed(server, describe(exc))
         finally:
             self._release(entry)
 
-    def _error(self, server: MCPServerConfig, text: str) -> McpServerConnectionError:
-        return McpServerConnectionError(
-            f"MCP server {server.mcp_server_name!r} at {server.url} failed: {text}",
-            server_name=server.mcp_server_name,
-            url=server.url,
-        )
-
     # -- entries ---------------------------------------------------------------------------------------
-    def _acquire(self, server: MCPServerConfig) -> _Entry:
+    def _acquire(self, server: MCPServerConfig) -> Session:
         if self._closed:
             raise RuntimeError("the MCP session pool is closed")
         self.prune()
-        key: _Key = (server.url, frozenset(server.headers.items()))
+        key: Key = (server.url, frozenset(server.headers.items()))
         entry = self._entries.get(key)
         if entry is None:
             if len(self._entries) >= max(self.max_sessions, 1):
                 self._evict_one()  # all in use: this one goes over the bound until a session is idle
             now = self._clock()
-            entry = _Entry(key, now, now + _token_lifetime(dict(server.headers), self.token_expiry_skew))
+            entry = Session(key, now, now + token_lifetime(dict(server.headers), self.token_expiry_skew))
             self._entries[key] = entry
             holder = asyncio.get_running_loop().create_task(
-                self._hold(entry, server), name=f"{self._name}-{server.mcp_server_name}"
+                entry.hold(server, self, self._transport()), name=f"{self._name}-{server.mcp_server_name}"
             )
             entry.holder = holder
             self._holders.add(holder)
@@ -334,14 +259,14 @@ class McpSessionPool:
         entry.users += 1
         return entry
 
-    def _release(self, entry: _Entry) -> None:
+    def _release(self, entry: Session) -> None:
         entry.users -= 1
         entry.last_used = self._clock()
         if entry.users == 0 and (entry.retired or self.idle_timeout <= 0 or self.max_sessions == 0):
             self._retire(entry)
         self._arm_timer()
 
-    def _retire(self, entry: _Entry) -> None:
+    def _retire(self, entry: Session) -> None:
         """No new user gets ``entry``; its session closes when its last user returns."""
         entry.retired = True
         if self._entries.get(entry.key) is entry:
@@ -378,63 +303,6 @@ class McpSessionPool:
 
         self._timer = asyncio.get_running_loop().call_later(max(self.idle_timeout, 0.001), fire)
 
-    async def _hold(self, entry: _Entry, server: MCPServerConfig) -> None:
-        name = server.mcp_server_name
-
-        async def on_message(message: object) -> None:
-            # mcp hands the session what its transport could not read (an answer that is not JSON-RPC)
-            # and then never answers the request: end the session, so its requests fail now.
-            if isinstance(message, ValueError) and entry.holder is not None:  # pydantic's, json's
-                entry.failure = f"the server's answer is not JSON-RPC ({type(message).__name__})"
-                entry.holder.cancel()
-
-        try:
-            async with contextlib.AsyncExitStack() as stack:
-                async with asyncio.timeout(self.timeout or None):  # a connect nobody waits for ends too
-                    client = mcp_http_client_factory(
-                        dict(server.headers), max_bytes=self.max_response_bytes, transport=self._transport()
-                    )
-                    await stack.enter_async_context(client)
-                    streams = streamable_http_client(server.url, http_client=client)
-                    read, write, session_id = await stack.enter_async_context(streams)
-                    session = await stack.enter_async_context(
-                        ClientSession(read, write, message_handler=on_message, client_info=_CLIENT_INFO)
-                    )
-                    span = mcp_session_span(name, server.url) if self._session_spans else contextlib.nullcontext()
-                    with span:  # the handshake, in the first caller's trace
-                        hello = await session.initialize()
-                version = str(
-                    getattr(hello, "protocolVersion", None) or getattr(hello, "protocol_version", "")
-                )
-                entry.client = client
-                entry.wire = lambda: {
-                    "mcp-protocol-version": version,
-                    **({"mcp-session-id": sid} if (sid := session_id()) else {}),
-                }
-                self.opened += 1
-                logger.debug("MCP session %r opened", name)
-                entry.ready.set_result(session)
-                await entry.stop.wait()
-            logger.debug("MCP session %r closed", name)
-        except BaseException as exc:  # the holder's end: nothing propagates out of the task
-            failure = _too_large(exc)
-            if failure is not None:
-                entry.failure = str(failure)
-            text = entry.failure or _describe(exc)
-            if isinstance(exc, asyncio.CancelledError) and self._closed:
-                text = "the session pool was closed while connecting"
-            if not entry.ready.done():
-                # A connection dropped on the wire (a reused keep-alive connection the server closed):
-                # worth one new session; anything else fails the callers now.
-                retry = is_dropped_connection(_leaf(exc))
-                entry.ready.set_exception(_Gone(text) if retry else self._error(server, text))
-            elif not isinstance(exc, asyncio.CancelledError):
-                logger.debug("MCP session %r ended: %s", name, text)
-        finally:
-            self._retire(entry)
-            if entry.ready.done() and not entry.ready.cancelled():
-                entry.ready.exception()  # retrieved: no "never retrieved" warning
-
     def _transport(self) -> Any:
         """One connection pool for every session of this pool (keep-alive connections reused across
         sessions and users: each request carries its session's own headers)."""
@@ -462,70 +330,3 @@ class McpSessionPool:
         transport, self._shared_transport = self._shared_transport, None
         if transport is not None:
             await transport.close()
-
-
-_CLIENT_INFO = types.Implementation(name=TOOLING_DISTRIBUTION, version=get_sdk_version(TOOLING_DISTRIBUTION))
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _describe(exc: BaseException) -> str:
-    """What went wrong, without the server's extra data or anything token-shaped."""
-    exc = _leaf(exc)
-    code = _error_code(exc)
-    if code is not None:
-        message = getattr(getattr(exc, "error", None), "message", None) or getattr(exc, "message", "")
-        return f"JSON-RPC error {code}: {scrub(message)[:300]}"
-    status = getattr(getattr(exc, "response", None), "status_code", None)
-    if isinstance(exc, Exception) and isinstance(status, int) and not isinstance(exc, ValueError):
-        return f"HTTP {status}"
-    if isinstance(exc, ValueError) and hasattr(exc, "error_count"):  # pydantic: its text may quote the input
-        return f"the server's answer is invalid ({exc.error_count()} validation error(s))"
-    return describe_error(exc)[:500]
-
-
-def _error_code(exc: BaseException) -> object:
-    # mcp 1: McpError(ErrorData) with .error.code; mcp 2: MCPError with .code.
-    if not isinstance(exc, McpErrorType):
-        return None
-    return getattr(getattr(exc, "error", None), "code", None) or getattr(exc, "code", None)
-
-
-def _too_large(exc: BaseException) -> McpResponseTooLarge | None:
-    if isinstance(exc, McpResponseTooLarge):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            found = _too_large(inner)
-            if found is not None:
-                return found
-    return None
-
-
-def _check_structured(
-    server: MCPServerConfig, name: str, result: types.CallToolResult, schema: dict[str, Any]
-) -> None:
-    """What mcp's ``ClientSession.call_tool`` checks, from the definition we hold (no ``tools/list``)."""
-    from jsonschema import SchemaError, ValidationError, validate  # type: ignore[import-untyped]
-    from referencing import Registry
-
-    problem: str | None = None
-    if result.structuredContent is None:
-        problem = "has an output schema but returned no structured content"
-    else:
-        try:  # an explicit empty registry: ``$ref``s resolve within the schema only (as mcp does)
-            validate(result.structuredContent, schema, registry=Registry())
-        except (ValidationError, SchemaError) as exc:
-            problem = f"returned structured content that does not match its output schema: {exc.message}"
-        except Exception as exc:  # an unresolvable $ref, a broken schema
-            problem = f"has an unusable output schema ({type(exc).__name__})"
-    if problem is not None:
-        raise McpServerConnectionError(
-            f"MCP server {server.mcp_server_name!r} tool {name!r} {problem}",
-            server_name=server.mcp_server_name,
-            url=server.url,
-        )

@@ -171,9 +171,14 @@ class McpToolServerConfigurationService:
         # this service, on this event loop (as the HTTP client). Settings are read at each listing.
         loop = _running_loop()
         if self._listing is None or self._listing_loop is not loop:
-            self._listing, self._listing_loop = McpSessionPool(
-                idle_timeout=0, clock=self.clock, session_spans=False  # the listing has its own span
-            ), loop
+            self._listing, self._listing_loop = (
+                McpSessionPool(
+                    idle_timeout=0,
+                    clock=self.clock,
+                    session_spans=False,  # the listing has its own span
+                ),
+                loop,
+            )
         cfg = self.configuration
         self._listing.timeout = cfg.request_timeout
         self._listing.max_response_bytes = cfg.max_mcp_response_bytes

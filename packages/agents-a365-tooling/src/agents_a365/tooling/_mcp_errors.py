@@ -1,0 +1,74 @@
+"""What the session pool tells its callers about a failed MCP request, and the check of a tool's structured
+result (mcp's ``ClientSession.call_tool`` does it after listing the tools; we hold the definitions)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp import types
+
+from ._redact import McpErrorType, describe_error, scrub
+from .errors import McpServerConnectionError
+from .models import MCPServerConfig
+
+__all__ = ["check_structured", "describe", "error_code", "failed", "leaf"]
+
+
+def failed(server: MCPServerConfig, text: str) -> McpServerConnectionError:
+    return McpServerConnectionError(
+        f"MCP server {server.mcp_server_name!r} at {server.url} failed: {text}",
+        server_name=server.mcp_server_name,
+        url=server.url,
+    )
+
+
+def leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def describe(exc: BaseException) -> str:
+    """What went wrong, without the server's extra data or anything token-shaped."""
+    exc = leaf(exc)
+    code = error_code(exc)
+    if code is not None:
+        message = getattr(getattr(exc, "error", None), "message", None) or getattr(exc, "message", "")
+        return f"JSON-RPC error {code}: {scrub(message)[:300]}"
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if isinstance(exc, Exception) and isinstance(status, int) and not isinstance(exc, ValueError):
+        return f"HTTP {status}"
+    if isinstance(exc, ValueError) and hasattr(exc, "error_count"):  # pydantic: its text may quote the input
+        return f"the server's answer is invalid ({exc.error_count()} validation error(s))"
+    return describe_error(exc)[:500]
+
+
+def error_code(exc: BaseException) -> object:
+    # mcp 1: McpError(ErrorData) with .error.code; mcp 2: MCPError with .code.
+    if not isinstance(exc, McpErrorType):
+        return None
+    return getattr(getattr(exc, "error", None), "code", None) or getattr(exc, "code", None)
+
+
+def check_structured(
+    server: MCPServerConfig, name: str, result: types.CallToolResult, schema: dict[str, Any]
+) -> None:
+    """What mcp's ``ClientSession.call_tool`` checks, from the definition we hold (no ``tools/list``)."""
+    from jsonschema import ValidationError, validate  # type: ignore[import-untyped]
+
+    problem: str | None = None
+    if result.structuredContent is None:
+        problem = "has an output schema but returned no structured content"
+    else:
+        try:  # ``$ref``s resolve within the schema only: nothing is fetched
+            validate(result.structuredContent, schema)
+        except ValidationError as exc:
+            problem = f"returned structured content that does not match its output schema: {exc.message}"
+        except Exception as exc:  # a broken schema, an unresolvable $ref
+            problem = f"has an unusable output schema ({type(exc).__name__})"
+    if problem is not None:
+        raise McpServerConnectionError(
+            f"MCP server {server.mcp_server_name!r} tool {name!r} {problem}",
+            server_name=server.mcp_server_name,
+            url=server.url,
+        )

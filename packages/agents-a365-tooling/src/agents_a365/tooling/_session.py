@@ -1,0 +1,141 @@
+"""One pooled MCP session and the task that holds it: the official client over streamable HTTP, opened,
+served and closed in that task (mcp's transport, anyio task groups, must be entered and left in one task).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from mcp import ClientSession, types
+from mcp.client.streamable_http import streamable_http_client
+
+from agents_a365.runtime import decode_token_payload, get_sdk_version
+
+from ._mcp_errors import describe, failed, leaf
+from ._mcp_pages import SessionGone
+from ._telemetry_hooks import mcp_session_span
+from .headers import TOOLING_DISTRIBUTION
+from .mcp_http import McpResponseTooLarge, SharedTransport, is_dropped_connection, mcp_http_client_factory
+from .models import MCPServerConfig
+
+if TYPE_CHECKING:
+    from ._sessions import McpSessionPool
+
+__all__ = ["Session", "token_lifetime"]
+
+logger = logging.getLogger("agents_a365.tooling._sessions")
+
+Key = tuple[str, frozenset[tuple[str, str]]]
+_CLIENT_INFO = types.Implementation(name=TOOLING_DISTRIBUTION, version=get_sdk_version(TOOLING_DISTRIBUTION))
+
+
+class Session:
+    """One pooled session: its users, its end, and the task that holds it (see :class:`McpSessionPool`)."""
+
+    __slots__ = (
+        "client",
+        "expires_at",
+        "failure",
+        "holder",
+        "key",
+        "last_used",
+        "ready",
+        "retired",
+        "stop",
+        "users",
+        "wire",
+    )
+
+    def __init__(self, key: Key, now: float, expires_at: float) -> None:
+        self.key = key
+        self.ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
+        self.stop = asyncio.Event()
+        self.holder: asyncio.Task[None] | None = None
+        self.users = 0
+        self.last_used = now
+        self.expires_at = expires_at
+        self.retired = False
+        self.failure: str | None = None  # why the session ended under its users (an over-cap answer)
+        self.client: Any = None  # the session's HTTP client, and the headers naming the session on it
+        self.wire: Callable[[], dict[str, str]] = dict
+
+    async def hold(self, server: MCPServerConfig, pool: McpSessionPool, transport: SharedTransport) -> None:
+        """Open the session, serve it until told to stop (or until it fails), close it: all in this task."""
+        entry = self
+        name = server.mcp_server_name
+
+        async def on_message(message: object) -> None:
+            # mcp hands the session what its transport could not read (an answer that is not JSON-RPC)
+            # and then never answers the request: end the session, so its requests fail now.
+            if isinstance(message, ValueError) and entry.holder is not None:  # pydantic's, json's
+                entry.failure = f"the server's answer is not JSON-RPC ({type(message).__name__})"
+                entry.holder.cancel()
+
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                async with asyncio.timeout(pool.timeout or None):  # a connect nobody waits for ends too
+                    client = mcp_http_client_factory(
+                        dict(server.headers), max_bytes=pool.max_response_bytes, transport=transport
+                    )
+                    await stack.enter_async_context(client)
+                    streams = streamable_http_client(server.url, http_client=client)
+                    read, write, session_id = await stack.enter_async_context(streams)
+                    session = await stack.enter_async_context(
+                        ClientSession(read, write, message_handler=on_message, client_info=_CLIENT_INFO)
+                    )
+                    span = (
+                        mcp_session_span(name, server.url)
+                        if pool._session_spans
+                        else contextlib.nullcontext()
+                    )
+                    with span:  # the handshake, in the first caller's trace
+                        hello = await session.initialize()
+                version = str(
+                    getattr(hello, "protocolVersion", None) or getattr(hello, "protocol_version", "")
+                )
+                entry.client = client
+                entry.wire = lambda: {
+                    "mcp-protocol-version": version,
+                    **({"mcp-session-id": sid} if (sid := session_id()) else {}),
+                }
+                pool.opened += 1
+                logger.debug("MCP session %r opened", name)
+                entry.ready.set_result(session)
+                await entry.stop.wait()
+            logger.debug("MCP session %r closed", name)
+        except BaseException as exc:  # the holder's end: nothing propagates out of the task
+            if isinstance(leaf(exc), McpResponseTooLarge):
+                entry.failure = str(leaf(exc))
+            text = entry.failure or describe(exc)
+            if isinstance(exc, asyncio.CancelledError) and pool.closed:
+                text = "the session pool was closed while connecting"
+            if not entry.ready.done():
+                # A connection dropped on the wire (a reused keep-alive connection the server closed):
+                # worth one new session; anything else fails the callers now.
+                retry = is_dropped_connection(leaf(exc))
+                entry.ready.set_exception(SessionGone(text) if retry else failed(server, text))
+            elif not isinstance(exc, asyncio.CancelledError):
+                logger.debug("MCP session %r ended: %s", name, text)
+        finally:
+            pool._retire(entry)
+            if entry.ready.done() and not entry.ready.cancelled():
+                entry.ready.exception()  # retrieved: no "never retrieved" warning
+
+
+def token_lifetime(headers: dict[str, str], skew: float) -> float:
+    """Seconds the bearer token stays valid, minus ``skew`` (``inf`` for opaque or exp-less tokens)."""
+    value = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
+    token = value.split(" ", 1)[-1].strip()
+    try:
+        exp = decode_token_payload(token).get("exp") if token else None
+    except ValueError:
+        exp = None
+    if not isinstance(exp, int | float) or isinstance(exp, bool):
+        return math.inf
+    return float(exp) - time.time() - skew

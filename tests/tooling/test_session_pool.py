@@ -1,0 +1,126 @@
+"""McpSessionPool, the one session holder of the core and both extensions, against real servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from agents_a365.emulator import Emulator, EmulatorConfig, Fault
+from agents_a365.tooling import MCPServerConfig, McpServerConnectionError
+from agents_a365.tooling.extensibility import McpSessionPool
+from support.clock import FakeClock
+from support.hostile_server import HostileServer, Request
+
+SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+
+@pytest.fixture
+async def emulator() -> AsyncIterator[Emulator]:
+    async with Emulator(EmulatorConfig(mcp_stateless=False)) as emu:
+        yield emu
+
+
+def _mail(emu: Emulator) -> MCPServerConfig:
+    token = emu.server_token("mail")
+    return MCPServerConfig(
+        mcp_server_name="mail", url=emu.server_url("mail"), headers={"Authorization": f"Bearer {token}"}
+    )
+
+
+def _initializes(emu: Emulator) -> int:
+    return sum(1 for r in emu.requests_for("mcp", server="mail") if r.jsonrpc_method == "initialize")
+
+
+async def test_concurrent_calls_share_one_session(emulator: Emulator) -> None:
+    emulator.faults.set("mcp:mail", Fault(hold_until_concurrent=5, mcp_method="tools/call", times=5))
+    async with McpSessionPool(timeout=10) as pool:
+        results = await asyncio.gather(
+            *(pool.call_tool(_mail(emulator), "list_emails", {}) for _ in range(5))
+        )
+    assert not any(r.isError for r in results)
+    assert _initializes(emulator) == 1
+    held = [
+        r.held_together
+        for r in emulator.requests_for("mcp", server="mail")
+        if r.jsonrpc_method == "tools/call"
+    ]
+    assert held == [5] * 5  # all five in flight at once on the one session
+
+
+async def test_a_session_retired_while_in_use_closes_only_when_its_call_returns(emulator: Emulator) -> None:
+    clock = FakeClock()
+    async with McpSessionPool(timeout=10, idle_timeout=10, clock=clock) as pool:
+        await pool.call_tool(_mail(emulator), "list_emails", {})
+        emulator.faults.set("mcp:mail", Fault(latency_ms=300, mcp_method="tools/call", times=1))
+        slow = asyncio.create_task(pool.call_tool(_mail(emulator), "list_emails", {}))
+        while not [r for r in emulator.requests_for("mcp", server="mail") if r.fault]:  # noqa: ASYNC110
+            await asyncio.sleep(0.005)
+        clock.advance(3600)  # idle and token expiry alike: retired now, in use
+        pool.prune()
+        assert len(pool) == 0
+        other = await pool.call_tool(_mail(emulator), "list_emails", {})  # a new session
+        assert not (await slow).isError  # the retired one finished its call
+        assert not other.isError
+        assert _initializes(emulator) == 2
+    with pytest.raises(RuntimeError, match="closed"):
+        await pool.call_tool(_mail(emulator), "list_emails", {})
+
+
+def _structured(answer: dict[str, Any]) -> Any:
+    async def run(request: Request, writer: asyncio.StreamWriter) -> None:
+        message = json.loads(request.body)
+        if "id" not in message:
+            writer.write(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
+        else:
+            if message["method"] == "initialize":
+                result: dict[str, Any] = {
+                    "protocolVersion": message["params"]["protocolVersion"],
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "s", "version": "1"},
+                }
+            else:
+                result = answer
+            data = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+            head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+            writer.write(head.encode() + data)
+        await writer.drain()
+
+    return run
+
+
+@pytest.mark.parametrize(
+    ("structured", "error"),
+    [
+        ({"n": 1}, None),
+        ({"n": "one"}, "does not match its output schema"),
+        (None, "returned no structured content"),
+    ],
+)
+async def test_structured_results_are_checked_against_the_definitions_schema_without_listing(
+    structured: Any, error: str | None
+) -> None:
+    answer = {"content": [{"type": "text", "text": "ok"}], "isError": False}
+    if structured is not None:
+        answer["structuredContent"] = structured
+    async with HostileServer() as server:
+        server.route("/mcp", _structured(answer))
+        target = MCPServerConfig(mcp_server_name="s", url=f"{server.base_url}/mcp")
+        async with McpSessionPool(timeout=10) as pool:
+            if error is None:
+                result = await pool.call_tool(target, "count", {}, output_schema=SCHEMA)
+                assert result.structuredContent == {"n": 1}
+            else:
+                with pytest.raises(McpServerConnectionError, match=error):
+                    await pool.call_tool(target, "count", {}, output_schema=SCHEMA)
+    methods = [json.loads(r.body).get("method") for r in server.requests if r.method == "POST"]
+    assert "tools/list" not in methods  # the schema came from the cached definition
+
+
+@pytest.mark.parametrize("bad", [{"timeout": -1}, {"idle_timeout": True}, {"max_sessions": -1}])
+def test_bad_settings_are_refused(bad: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        McpSessionPool(**bad)
