@@ -77,9 +77,7 @@ async def test_endless_next_cursor_does_not_keep_registration_or_the_first_model
                     Agent(name="a"), None, None, turn, auth_token=TOKEN, server_options=eager
                 ) as agent:
                     mcp.endless_cursor = True  # ... then the server pages forever
-                    with pytest.raises(
-                        Exception, match=r"more than 1000 pages|did not answer within"
-                    ):
+                    with pytest.raises(Exception, match=r"more than 1000 pages|did not answer within"):
                         await agent.get_mcp_tools(RunContextWrapper(context=None))
     assert mcp.methods.count("tools/list") > 1001  # it did page; the bound, not the server, ended it
 

@@ -93,7 +93,7 @@ async def list_tool_pages(
     headers: dict[str, str],
     *,
     max_pages: int = MAX_LIST_PAGES,
-    server_name: str = "MCP server",
+    server_name: str | None = None,
 ) -> list[Tool]:
     """Every tool, page after page (``headers`` carry the session id and protocol version)."""
     headers = {**headers, "accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -102,7 +102,7 @@ async def list_tool_pages(
     for number in range(1, max_pages + 1):
         params = {"cursor": cursor} if cursor else {}
         message = {"jsonrpc": "2.0", "id": f"a365-list-{number}", "method": "tools/list", "params": params}
-        page, cursor = await _request(client, url, headers, message, server_name)
+        page, cursor = await _request(client, url, headers, message, server_name or url)
         tools.extend(page)
         if cursor is None:
             return tools

@@ -154,13 +154,7 @@ class McpSessionPool:
             raise ValueError("max_pages must be a positive integer")
 
         async def listing(entry: Session) -> list[types.Tool]:
-            return await list_tool_pages(
-                entry.client,
-                server.url,
-                entry.wire(),
-                max_pages=max_pages,
-                server_name=server.mcp_server_name,
-            )
+            return await list_tool_pages(entry.client, server.url, entry.wire(), max_pages=max_pages)
 
         return await self._run(server, listing, idempotent=True)
 

@@ -22,13 +22,14 @@ logger = logging.getLogger(__name__)
 
 
 def _failure(config: MCPServerConfig, exc: Exception) -> McpServerConnectionError:
-    # The core's listing error names the server already: describe what caused it.
-    cause = exc.__cause__ if isinstance(exc, McpServerConnectionError) and exc.__cause__ else exc
-    text = scrub(cause)
-    text = f"{type(cause).__name__}: {text}" if text else type(cause).__name__
+    if isinstance(exc, McpServerConnectionError):  # the core's: names the server and says why already
+        return exc
+    text = scrub(exc)
     name, url = config.mcp_server_name, config.url
     error = McpServerConnectionError(
-        f"MCP server {name!r} at {url} could not be connected: {text}", server_name=name, url=url
+        f"MCP server {name!r} at {url} could not be listed: {type(exc).__name__}{': ' + text if text else ''}",
+        server_name=name,
+        url=url,
     )
     error.__cause__ = exc
     return error
