@@ -63,11 +63,18 @@ async def test_users_alternating_on_one_agent_object_each_send_their_own_token(
     emulator: Emulator, service: McpToolRegistrationService
 ) -> None:
     host = SampleStyleAgent(service, emulator)
+    mail_servers = []
     for user in ("alice", "bob", "alice", "bob"):
         assert await _in_task(host.on_message(user_turn(emulator, user))) == "sent"
+        mail_servers.append(next(s for s in host.agent.mcp_servers if s.name == "mail"))
     assert mail_calls(emulator) == [("alice", "alice"), ("bob", "bob"), ("alice", "alice"), ("bob", "bob")]
-    # Replaced each turn, never accumulated: the agent holds the last turn's two servers.
+    # Replaced each turn, never accumulated: the agent holds the last turn's two servers ...
     assert sorted(s.name for s in host.agent.mcp_servers) == ["calendar", "mail"]
+    # ... and the earlier turns' (connected by their calls) are closed, their turns being over.
+    async with asyncio.timeout(5):
+        while any(s.is_connected for s in mail_servers[:-1]):  # noqa: ASYNC110 - closing in the background
+            await asyncio.sleep(0.01)
+    assert mail_servers[-1].is_connected  # the current turn's: open until cleanup_all_servers
 
 
 async def test_users_alternating_in_one_task_each_send_their_own_token(
@@ -115,3 +122,29 @@ async def test_a_run_context_naming_another_user_is_refused_before_any_request(
         result = await Runner.run(agent, "from alice", context=alice)
     assert result.final_output == "sent"
     assert mail_calls(emulator) == [("alice", "alice")]
+
+
+async def test_servers_replaced_during_a_turn_stay_open_until_that_turn_ends(
+    emulator: Emulator, service: McpToolRegistrationService
+) -> None:
+    host = SampleStyleAgent(service, emulator)
+    alice_registered, bob_done = asyncio.Event(), asyncio.Event()
+
+    async def alice_turn() -> str:  # keeps the agent it registered, as a host may
+        turn = user_turn(emulator, "alice")
+        agent = host.agent = await service.add_tool_servers_to_agent(
+            host.agent, host.auth, AUTH_HANDLER, turn
+        )
+        alice_registered.set()
+        await bob_done.wait()  # Bob's registration replaces (and retires) Alice's servers meanwhile
+        return str((await Runner.run(agent, "from alice")).final_output)
+
+    async def bob_turn() -> str:
+        await alice_registered.wait()
+        try:
+            return await host.on_message(user_turn(emulator, "bob"))
+        finally:
+            bob_done.set()
+
+    assert await asyncio.gather(alice_turn(), bob_turn()) == ["sent", "sent"]
+    assert sorted(mail_calls(emulator)) == [("alice", "alice"), ("bob", "bob")]
