@@ -21,7 +21,6 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, cast
 
-import httpx
 from langchain_core.tools import BaseTool
 from langchain_mcp_adapters.interceptors import MCPToolCallRequest, MCPToolCallResult, ToolCallInterceptor
 from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
@@ -82,28 +81,14 @@ class _PoolSession:
         )
 
 
-def describe_failure(exc: BaseException) -> str:
-    # Exception types (and HTTP status) only: transport errors may echo request details,
-    # never risk a token.
-    if isinstance(exc, BaseExceptionGroup):
-        return ", ".join(sorted({describe_failure(e) for e in exc.exceptions}))
-    if isinstance(exc, McpServerConnectionError) and exc.__cause__ is not None:
-        return describe_failure(exc.__cause__)
-    if isinstance(exc, McpServerConnectionError):
-        return str(exc).partition(" failed: ")[2] or type(exc).__name__  # the pool's words: no token
-    if isinstance(exc, httpx.HTTPStatusError):
-        return f"HTTP {exc.response.status_code}"
-    return type(exc).__name__
-
-
 def connection_error(server: MCPServerConfig, exc: BaseException) -> McpServerConnectionError:
-    error = McpServerConnectionError(
-        f"MCP server {server.mcp_server_name!r} at {server.url} failed: {describe_failure(exc)}",
+    if isinstance(exc, McpServerConnectionError):  # the core's: names the server and why, no token
+        return exc
+    return McpServerConnectionError(
+        f"MCP server {server.mcp_server_name!r} at {server.url} failed: {type(exc).__name__}",
         server_name=server.mcp_server_name,
         url=server.url,
     )
-    error.__cause__ = exc
-    return error
 
 
 def _invalidating(cache: ToolDefinitionCache, server: MCPServerConfig) -> ToolCallInterceptor:
@@ -203,9 +188,8 @@ def _outcome(
             error = McpServerConnectionError(
                 f"{first} (also failed: {others})", server_name=first.server_name, url=first.url
             )
-            error.__cause__ = first.__cause__
-            raise error
-        raise first
+            raise error from None
+        raise first from None
     failed = {f.server_name for f in failures}
     for failure in failures:
         logger.warning("skipping MCP server %r: %s", failure.server_name, failure)
