@@ -261,7 +261,7 @@ async def test_malformed_answers_fail_with_a_clear_error(answer: bytes, match: s
 async def test_an_unsupported_protocol_version_is_refused() -> None:
     async with HostileServer() as server:
         server.route("/mcp", _mcp(version="1999-01-01"))
-        with pytest.raises(McpServerConnectionError, match="(?i)unsupported protocol version.*1999-01-01"):
+        with pytest.raises(McpServerConnectionError, match=r"(?i)unsupported protocol version.*1999-01-01"):
             await _list(server)
     assert [json.loads(r.body)["method"] for r in server.requests] == ["initialize"]
 

@@ -37,7 +37,7 @@ from .errors import McpServerConnectionError
 from .mcp_http import (
     DEFAULT_MAX_MCP_RESPONSE_BYTES,
     McpResponseTooLarge,
-    shared_mcp_transport,
+    SharedTransport,
 )
 from .models import MCPServerConfig
 
@@ -306,7 +306,7 @@ class McpSessionPool:
     def _transport(self) -> Any:
         # One connection pool under every session (each request carries its own session's headers).
         if self._shared_transport is None:
-            self._shared_transport = shared_mcp_transport()
+            self._shared_transport = SharedTransport()
         return self._shared_transport
 
     async def aclose(self) -> None:

@@ -116,11 +116,6 @@ class SharedTransport(_MCP_HTTPX.AsyncBaseTransport):  # type: ignore[misc]
         await self._inner.aclose()
 
 
-def shared_mcp_transport() -> SharedTransport:
-    """A connection pool to hand to several :func:`mcp_http_client_factory` clients (close it at the end)."""
-    return SharedTransport()
-
-
 def mcp_http_client_factory(
     headers: dict[str, str] | None = None,
     timeout: Any = None,

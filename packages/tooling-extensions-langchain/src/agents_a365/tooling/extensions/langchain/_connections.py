@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from langchain_core.tools import BaseTool
 from langchain_mcp_adapters.interceptors import MCPToolCallRequest, MCPToolCallResult, ToolCallInterceptor
@@ -149,20 +149,12 @@ async def to_langchain(
     return tools
 
 
-class Connected:
+class Connected(NamedTuple):
     """The servers that connected and their tools; ``skipped`` lists the ones left out."""
 
-    __slots__ = ("servers", "skipped", "tools_by_server")
-
-    def __init__(
-        self,
-        servers: list[MCPServerConfig],
-        tools_by_server: dict[str, list[BaseTool]],
-        skipped: list[McpServerConnectionError],
-    ) -> None:
-        self.servers = servers
-        self.tools_by_server = tools_by_server
-        self.skipped = skipped
+    servers: list[MCPServerConfig]
+    tools_by_server: dict[str, list[BaseTool]]
+    skipped: list[McpServerConnectionError]
 
 
 def _outcome(
