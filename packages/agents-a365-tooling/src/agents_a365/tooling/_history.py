@@ -1,13 +1,12 @@
 """The chat-history builder: every rule the extensions must agree on, written once.
 
 An extension says only what is native to its orchestrator: how to read the role, the text, the id
-and (where its items carry one) the timestamp of one of its messages (a :data:`NativeReader`), which
-skipped items are normal (a tool-call-only turn, a reasoning item) rather than worth a warning, and,
-optionally, the exact plain shape of its common messages (:class:`FastShape`) so the builder can
-convert those inline. Everything else is here: argument checks and their messages, the ``limit``
-rule (the most recent N), skipping text-less messages with one warning per call, id kept or uuid4,
-the timestamp rule (the source's when the item carries one, else now, UTC), surrogate-safe text and
-the construction without validation. docs/contract.md states these rules; tests/contract checks them.
+and (where its items carry one) the timestamp of one of its messages (a :data:`NativeReader`), and
+which skipped items are normal (a tool-call-only turn, a reasoning item) rather than worth a warning.
+Everything else is here: argument checks and their messages, the ``limit`` rule (the most recent N),
+skipping text-less messages with one warning per call, id kept or uuid4, the timestamp rule (the
+source's when the item carries one, else now, UTC) and surrogate-safe text; each message is built by
+pydantic's validated constructor. docs/contract.md states these rules; tests/contract checks them.
 """
 
 from __future__ import annotations
