@@ -73,14 +73,15 @@ class ThreatProtection(ServicePart):
         try:
             async with deadline:
                 result = await self._post_with_retries(url, body, headers)
-        except TimeoutError:
-            if not deadline.expired():
-                raise
-            return _undelivered(
-                record, "the service closed before the send completed (drain deadline passed)"
+        except (
+            Exception
+        ) as exc:  # a result, never a raise (e.g. a caller's HTTP client closed under the send)
+            reason = (
+                "the service closed before the send completed (drain deadline passed)"
+                if deadline.expired()
+                else f"{type(exc).__name__}: {scrub(exc)}"
             )
-        except Exception as exc:  # e.g. a caller's HTTP client closed under the send: a result, never a raise
-            return _undelivered(record, f"{type(exc).__name__}: {scrub(exc)}")
+            return _undelivered(record, reason)
         finally:
             self._sends.discard(deadline)
             if not self._sends and self._idle is not None:
