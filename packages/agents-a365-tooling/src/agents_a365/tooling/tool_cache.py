@@ -61,26 +61,21 @@ class ToolDefinitionCache:
     def enabled(self) -> bool:
         return self.ttl > 0
 
-    def get(
-        self, url: str, headers: Mapping[str, str], *, ttl: float | None = None
-    ) -> tuple[Tool, ...] | None:
-        """The definitions listed for this server with exactly these headers, if still fresh (``ttl``:
-        this cache's unless given, so a TTL read from the settings at each use applies at once)."""
+    def get(self, url: str, headers: Mapping[str, str]) -> tuple[Tool, ...] | None:
+        """The definitions listed for this server with exactly these headers, if still fresh."""
         key = self.key(url, headers)
         entry = self._entries.get(key)
         if entry is None:
             return None
         tools, stored_at = entry
-        if stored_at + (self.ttl if ttl is None else ttl) <= self._clock():
+        if stored_at + self.ttl <= self._clock():  # the TTL of now: the service sets it from the settings
             del self._entries[key]
             return None
         self._entries.move_to_end(key)
         return tools
 
-    def put(
-        self, url: str, headers: Mapping[str, str], tools: Iterable[Tool], *, ttl: float | None = None
-    ) -> None:
-        if (self.ttl if ttl is None else ttl) <= 0:
+    def put(self, url: str, headers: Mapping[str, str], tools: Iterable[Tool]) -> None:
+        if not self.enabled:
             return
         key = self.key(url, headers)
         self._entries[key] = (tuple(tools), self._clock())
