@@ -43,24 +43,15 @@ logger = logging.getLogger("agents_a365.tooling.service")  # the name users alre
 
 def _scopes(
     servers: Sequence[MCPServerConfig], platform_scope: str
-) -> Steps[tuple[list[str], dict[str, tuple[str, ...]]]]:
+) -> Steps[tuple[list[str], dict[str, list[str]]]]:
     """Each server's token scope, and the server names per scope (in order)."""
-    scopes = yield from mapped(servers, lambda server: token_scope_for(server, platform_scope))
+    scopes: list[str] = []
     names: dict[str, list[str]] = {}
-    for server, scope in zip(servers, scopes, strict=True):
+    for server in servers:
+        yield
+        scopes.append(scope := token_scope_for(server, platform_scope))
         names.setdefault(scope, []).append(server.mcp_server_name)
-    return scopes, {scope: tuple(each) for scope, each in names.items()}
-
-
-def _with_headers(
-    servers: Sequence[MCPServerConfig], scopes: list[str], headers: dict[str, dict[str, str]]
-) -> Steps[list[MCPServerConfig]]:
-    return (
-        yield from mapped(
-            zip(servers, scopes, strict=True),
-            lambda pair: pair[0].model_copy(update={"headers": dict(headers[pair[1]])}),
-        )
-    )
+    return scopes, names
 
 
 def _env_token_name(server_name: str) -> str:
@@ -148,7 +139,9 @@ class Discovery(ServicePart):
         if v2_scopes:
             results = await asyncio.gather(
                 *(
-                    self.tokens.exchange(authorization, auth_handler_name, turn_context, s, key, names[s])
+                    self.tokens.exchange(
+                        authorization, auth_handler_name, turn_context, s, key, tuple(names[s])
+                    )
                     for s in v2_scopes
                 )
             )
@@ -163,7 +156,12 @@ class Discovery(ServicePart):
             )
             for scope in names
         }
-        return await run_cooperatively(_with_headers(listed, scopes, headers))
+        return await run_cooperatively(
+            mapped(
+                zip(listed, scopes, strict=True),
+                lambda pair: pair[0].model_copy(update={"headers": dict(headers[pair[1]])}),
+            )
+        )
 
     def _servers_from(self, content: bytes, source: str, url: str) -> Steps[tuple[MCPServerConfig, ...]]:
         """A gateway answer as servers: parsed, validated and converted once (in steps), then cached."""
