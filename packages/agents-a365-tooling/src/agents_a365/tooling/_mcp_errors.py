@@ -63,7 +63,7 @@ def check_structured(
         try:  # ``$ref``s resolve within the schema only: nothing is fetched
             validate(result.structuredContent, schema)
         except ValidationError as exc:
-            problem = f"returned structured content that does not match its output schema: {exc.message}"
+            problem = f"returned structured content that does not match its output schema: {scrub(exc.message)[:300]}"
         except Exception as exc:  # a broken schema, an unresolvable $ref
             problem = f"has an unusable output schema ({type(exc).__name__})"
     if problem is not None:

@@ -108,6 +108,10 @@ class Session:
                 logger.debug("MCP session %r opened", name)
                 entry.ready.set_result(session)
                 await entry.stop.wait()
+                for _ in range(50):  # a POST still on its way is not cut off (at most 0.5 s)
+                    if not client.posts:
+                        break
+                    await asyncio.sleep(0.01)
             logger.debug("MCP session %r closed", name)
         except BaseException as exc:  # the holder's end: nothing propagates out of the task
             if isinstance(leaf(exc), McpResponseTooLarge):

@@ -16,7 +16,9 @@ from collections.abc import AsyncIterator
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
+import aiohttp
 import httpx
+from httpx_aiohttp import AiohttpTransport
 
 __all__ = [
     "DEFAULT_MAX_MCP_RESPONSE_BYTES",
@@ -74,8 +76,16 @@ class _CappedClient(_MCP_HTTPX.AsyncClient):  # type: ignore[misc]
     mcp_session_id: str | None = None
     """The session id the server gave (mcp 2's transport does not tell it)."""
 
+    posts = 0
+    """POSTs waiting for their answer (the session's end lets them arrive, the initialized notification too)."""
+
     async def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
-        response = await super().send(request, stream=True, **kwargs)
+        posting = request.method == "POST"
+        self.posts += posting
+        try:
+            response = await super().send(request, stream=True, **kwargs)
+        finally:
+            self.posts -= posting
         self.mcp_session_id = response.headers.get("mcp-session-id") or self.mcp_session_id
         declared = response.headers.get("content-length", "")
         if declared.isascii() and declared.isdigit() and int(declared) > self.max_bytes:
@@ -97,6 +107,12 @@ def shared_ssl_context() -> ssl.SSLContext:
     return _MCP_HTTPX.create_ssl_context()  # type: ignore[no-any-return]
 
 
+def _aiohttp_session() -> aiohttp.ClientSession:
+    # No cookie jar (a server's cookies never come back), the shared TLS context; proxies: httpx routes them.
+    connector = aiohttp.TCPConnector(ssl=shared_ssl_context(), limit=0, keepalive_timeout=4.0)
+    return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())
+
+
 class SharedTransport(_MCP_HTTPX.AsyncBaseTransport):  # type: ignore[misc]
     """One connection pool under many clients: a client's ``aclose`` leaves it open; :meth:`close` ends it."""
 
@@ -104,7 +120,12 @@ class SharedTransport(_MCP_HTTPX.AsyncBaseTransport):  # type: ignore[misc]
         # No bound on connections: each open session holds one for its event stream. Idle ones are
         # dropped before the 5 s idle timeout of common servers, instead of racing their close.
         limits = _MCP_HTTPX.Limits(max_connections=None, max_keepalive_connections=64, keepalive_expiry=4.0)
-        self._inner = _MCP_HTTPX.AsyncHTTPTransport(verify=shared_ssl_context(), limits=limits)
+        if (
+            _MCP_HTTPX is httpx
+        ):  # aiohttp's pool under httpx's API, as the core's requests: ~2.5 ms less CPU a session
+            self._inner = AiohttpTransport(client=_aiohttp_session)
+        else:
+            self._inner = _MCP_HTTPX.AsyncHTTPTransport(verify=shared_ssl_context(), limits=limits)
 
     async def handle_async_request(self, request: Any) -> Any:
         return await self._inner.handle_async_request(request)
@@ -145,4 +166,6 @@ def mcp_http_client_factory(
 
 def is_dropped_connection(exc: BaseException) -> bool:
     """Whether ``exc`` is a connection lost on the wire (not a timeout): worth one new attempt."""
+    if isinstance(exc.__cause__, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError):
+        return True  # httpx-aiohttp reports these as ConnectTimeout
     return isinstance(exc, _MCP_HTTPX.TransportError) and not isinstance(exc, _MCP_HTTPX.TimeoutException)
