@@ -163,6 +163,7 @@ class Run:
         self.http = http
         self.results: dict[tuple[str, str, str], list[Phase]] = defaultdict(list)
         self.service_url = f"{emu.base_url}/"
+        self.wedged: dict[str, str] = {}  # host label -> the phase where most of its turns failed
 
     async def phase(
         self,
@@ -173,6 +174,9 @@ class Run:
         turns: int,
         concurrency: int | None = None,
     ) -> Phase:
+        if host.label in self.wedged:  # its later phases would only wait for their timeouts
+            print(f"  {'/'.join(key)}: skipped (the host stopped answering in {self.wedged[host.label]})")
+            return Phase()
         result = await run_phase(
             self.http,
             host,
@@ -190,6 +194,8 @@ class Run:
         if result.errors:
             print(f"  ! {key}: {result.errors} failed turns ({result.first_error}); host log:")
             print("    " + host.log_tail(12).replace("\n", "\n    "))
+            if result.errors > result.turns:
+                self.wedged[host.label] = key[2]
         self.results[key].append(result)
         return result
 
@@ -606,11 +612,15 @@ def report(
             "flat": flat,
             "sends": sends_ratio,
         }
+    for label, phase in run.wedged.items():
+        print(f"!! host {label}: most turns of phase {phase!r} failed; its later phases were skipped")
+        print()
     print("## Targets (same-run ratios)")
     table(targets, ["orchestrator", "figure", "value", "target", ""])
     figures["targets"] = targets
     figures["otel_collector"] = otel_bytes
     figures["rtp"] = rtp
+    figures["wedged"] = run.wedged
     if otel_bytes:
         print(f"OTLP collector received: {json.dumps(otel_bytes)}")
         print()
