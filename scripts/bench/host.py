@@ -53,9 +53,9 @@ PROFILES: dict[str, dict[str, Any]] = {
         "warm_turns": 3,
         "rounds": 1,
         "growth_servers": "1,8,32",
-        "growth_conversations": "8,32,64",
+        "growth_conversations": "8,32",
         "growth_base": 8,
-        "growth_turns": 4,
+        "growth_turns": 3,
         "cold_servers": 16,
         "cold_users": 8,
         "cold_concurrency": 4,
@@ -134,6 +134,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-otel", action="store_true", help="skip the OTel host")
     parser.add_argument("--no-sends", action="store_true", help="skip concurrency.py (sends target)")
     parser.add_argument("--profile", action="store_true", help="profile a warm phase of our hosts")
+    parser.add_argument(
+        "--profiler",
+        choices=["auto", "cprofile"],
+        default="auto",
+        help="auto: py-spy when installed, else cProfile inside the host",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures as JSON")
     args = parser.parse_args(argv)
     args.profile_name = args.profile_name or "quick"
@@ -163,6 +169,7 @@ class Run:
         self.http = http
         self.results: dict[tuple[str, str, str], list[Phase]] = defaultdict(list)
         self.service_url = f"{emu.base_url}/"
+        self.pool: dict[tuple[str, str], list[str]] = {}  # users warm at the main server count, per host
         self.wedged: dict[str, str] = {}  # host label -> the phase where most of its turns failed
 
     async def phase(
@@ -219,15 +226,13 @@ async def profile_hosts(run: Run, hosts: dict[tuple[str, str], Host], out: dict[
     args = run.args
     for orchestrator in args.orchestrators:
         host = hosts[(orchestrator, "ours")]
-        users = new_users(args.conversations, f"profile-{orchestrator}")
-        await run.phase(
-            host, (orchestrator, "ours", "profile-warmup"), users, args.servers, 1, args.first_concurrency
-        )
+        # The main phase's users: already warm, no new burst of cold turns.
+        users = await warm_users(run, hosts, run.pool, orchestrator, "ours", args.conversations, args.servers)
         raw = Path(tempfile.mkstemp(prefix=f"pyspy-{orchestrator}-", suffix=".txt")[1])
-        spy = start_py_spy(host, 600, raw)
+        spy = start_py_spy(host, 600, raw) if args.profiler != "cprofile" else None
         if spy is not None:
             await asyncio.sleep(1.0)  # py-spy attaches
-            await run.phase(host, (orchestrator, "ours", "profile"), users, args.servers, args.warm_turns * 2)
+            await run.phase(host, (orchestrator, "ours", "profile"), users, args.servers, args.warm_turns)
             spy.send_signal(signal.SIGINT)
             await asyncio.to_thread(spy.wait, 30)
             summary_ = summarize_py_spy(raw)
@@ -241,10 +246,11 @@ async def profile_hosts(run: Run, hosts: dict[tuple[str, str], Host], out: dict[
                 "under_sdk": summary_.under_sdk,
             }
         else:
+            os.unlink(raw)
             stats = Path(tempfile.mkstemp(prefix=f"cprofile-{orchestrator}-", suffix=".pstats")[1])
             async with run.http.post(f"{host.url}/_bench/profile/start") as response:
                 response.raise_for_status()
-            await run.phase(host, (orchestrator, "ours", "profile"), users, args.servers, args.warm_turns * 2)
+            await run.phase(host, (orchestrator, "ours", "profile"), users, args.servers, args.warm_turns)
             async with run.http.post(
                 f"{host.url}/_bench/profile/stop", params={"path": str(stats)}
             ) as response:
@@ -341,7 +347,7 @@ async def phases(run: Run, hosts: dict[tuple[str, str], Host]) -> None:
     args = run.args
     sides = sorted({side for _, side in hosts}, key=["ours", "floor", "otel", "ms"].index)
     # Main phase: every user's first turn once (unmeasured), then warm rounds, sides interleaved.
-    users: dict[tuple[str, str], list[str]] = {}
+    users = run.pool
     for (orchestrator, side), host in hosts.items():
         users[(orchestrator, side)] = new_users(args.conversations, f"{orchestrator}-{side}")
         if side == "ms":  # Microsoft keeps nothing between turns: its first turn is its warm one
