@@ -89,6 +89,8 @@ TARGETS = (
     ("threat-protection sends CPU/send ours / floor", "<= 1.2"),
 )
 
+THINK_PHASES = {"warm"}  # --think-ms applies to the main warm phase only (growth measures CPU per turn)
+
 _ids = itertools.count()
 
 
@@ -129,6 +131,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--ms-turns", type=int, help="turns per conversation of Microsoft's host")
     parser.add_argument("--sends-rounds", type=int)
+    parser.add_argument(
+        "--think-ms",
+        type=float,
+        default=0.0,
+        help="each user's pause before a warm turn of the main phase (±50 %%); 0 = closed loop (saturated hosts)",
+    )
     parser.add_argument("--latency-ms", type=float, default=20.0)
     parser.add_argument("--no-ms", action="store_true", help="skip Microsoft's host")
     parser.add_argument("--no-otel", action="store_true", help="skip the OTel host")
@@ -193,6 +201,7 @@ class Run:
             servers=servers,
             turns_each=turns,
             concurrency=concurrency,
+            think=self.args.think_ms / 1000 if key[2] in THINK_PHASES else 0.0,
         )
         print(
             f"  {'/'.join(key)}: {result.turns} turns in {result.wall:.1f} s, CPU {result.cpu_per_turn * 1000:.1f} ms/turn",
@@ -449,6 +458,7 @@ def report(
     print(
         f"Main phase: {args.conversations} concurrent conversations, {servers} servers, "
         f"{args.warm_turns} warm turns each x {args.rounds} round(s) (Microsoft: {args.ms_turns})"
+        + (f", {args.think_ms:g} ms think time" if args.think_ms else ", closed loop")
     )
     print()
     labels = {
