@@ -10,8 +10,6 @@ from langchain_core.utils.json import parse_partial_json
 
 from agents_a365.tooling.ui_stream import ErrorTextFunction, FinishReason, UIStreamConverter
 
-__all__ = ["LangChainUIStreamConverter"]
-
 _FINISH_REASONS: Mapping[str, FinishReason] = {
     "length": "length",
     "max_tokens": "length",
@@ -62,38 +60,32 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
     ) -> None:
         super().__init__(message_id=message_id, on_error=on_error, arguments_parser=_langchain_arguments)
         self._model_nodes = model_nodes
-        self._last_tool_key: Hashable | None = None
+        self._last_tool_key: Hashable = 0
 
     # -- dispatch ----------------------------------------------------------------------------------------
 
     def handle(self, event: Any) -> None:
         if isinstance(event, BaseMessage):
             self._message(event, None)
-        elif isinstance(event, tuple):
-            self._tuple(event)
-        elif isinstance(event, Mapping):
-            if "event" in event and "data" in event:
-                self._stream_event(event)
-            else:
-                self._updates(event)
-
-    def _tuple(self, event: tuple[Any, ...]) -> None:
-        if len(event) == 3:  # (namespace, mode, payload) with subgraphs=True
+        elif isinstance(event, tuple) and len(event) == 3:  # (namespace, mode, payload) with subgraphs=True
             self._mode(event[1], event[2])
-        elif len(event) == 2:
+        elif isinstance(event, tuple) and len(event) == 2:
             head, payload = event
             if isinstance(head, str):
                 self._mode(head, payload)
             elif isinstance(head, BaseMessage):  # stream_mode="messages"
-                self._message(head, payload if isinstance(payload, Mapping) else None)
+                self._message(head, payload)
             elif isinstance(head, tuple):  # (namespace, payload) with subgraphs=True and one mode
                 self.handle(payload)
+        elif isinstance(event, Mapping) and "event" in event and "data" in event:
+            self._stream_event(event)
+        elif isinstance(event, Mapping):
+            self._updates(event)
 
     def _mode(self, mode: str, payload: Any) -> None:
         if mode == "messages" and isinstance(payload, tuple) and len(payload) == 2:
-            message, metadata = payload
-            if isinstance(message, BaseMessage):
-                self._message(message, metadata if isinstance(metadata, Mapping) else None)
+            if isinstance(payload[0], BaseMessage):
+                self._message(*payload)
         elif mode == "updates" and isinstance(payload, Mapping):
             self._updates(payload)
 
@@ -108,27 +100,30 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
                         self._message(message, {"langgraph_node": node})
 
     def _stream_event(self, event: Mapping[str, Any]) -> None:
-        kind = event.get("event")
-        data = event.get("data") or {}
-        metadata = event.get("metadata")
+        kind, data = event.get("event"), event.get("data") or {}
         if kind == "on_chat_model_stream":
             message = data.get("chunk")
-        elif kind == "on_chat_model_end" or kind == "on_tool_end":
+        elif kind in ("on_chat_model_end", "on_tool_end"):
             message = data.get("output")
         else:
             return
         if isinstance(message, BaseMessage):
-            self._message(message, metadata if isinstance(metadata, Mapping) else None)
+            self._message(message, event.get("metadata"))
 
     # -- messages ----------------------------------------------------------------------------------------
 
-    def _message(self, message: BaseMessage, metadata: Mapping[str, Any] | None) -> None:
+    def _message(self, message: BaseMessage, metadata: Any) -> None:
         if isinstance(message, ToolMessage):
-            self._tool_message(message)
+            self.state.tool_result(
+                message.tool_call_id,
+                _tool_output(message.content),
+                is_error=message.status == "error",
+                tool_name=message.name,
+            )
             return
         if not isinstance(message, AIMessage):
             return  # human/system messages echoed by a node are input, not output
-        if self._model_nodes is not None and metadata is not None:
+        if self._model_nodes is not None and isinstance(metadata, Mapping):
             node = metadata.get("langgraph_node")
             if node is not None and node not in self._model_nodes:
                 return
@@ -143,17 +138,9 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
         state.mark_seen(("ai", chunk.id))
         self._content(chunk)
         for tool_chunk in chunk.tool_call_chunks:
-            index = tool_chunk.get("index")
-            call_id = tool_chunk.get("id")
-            key: Hashable | None
-            if index is not None:
-                key = index
-            elif call_id:
-                key = ("id", call_id)
-            else:
-                key = self._last_tool_key  # an anonymous continuation belongs to the call before it
-            if key is None:
-                key = 0
+            index, call_id = tool_chunk.get("index"), tool_chunk.get("id")
+            # An anonymous continuation belongs to the call before it.
+            key = index if index is not None else ("id", call_id) if call_id else self._last_tool_key
             self._last_tool_key = key
             state.tool_input_chunk(
                 key, tool_call_id=call_id, tool_name=tool_chunk.get("name"), delta=tool_chunk.get("args")
@@ -184,7 +171,7 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
 
     def _end_message(self) -> None:
         self.state.end_model_output()
-        self._last_tool_key = None
+        self._last_tool_key = 0
 
     def _content(self, message: AIMessage) -> None:
         state = self.state
@@ -223,11 +210,3 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
         raw = metadata.get("finish_reason") or metadata.get("stop_reason") or metadata.get("done_reason")
         if isinstance(raw, str):
             self.state.finish_reason = _FINISH_REASONS.get(raw.lower())
-
-    def _tool_message(self, message: ToolMessage) -> None:
-        self.state.tool_result(
-            message.tool_call_id,
-            _tool_output(message.content),
-            is_error=message.status == "error",
-            tool_name=message.name,
-        )

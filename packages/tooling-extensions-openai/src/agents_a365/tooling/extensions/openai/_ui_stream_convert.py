@@ -6,7 +6,6 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any
 
 from agents import (
-    AgentUpdatedStreamEvent,
     HandoffOutputItem,
     RawResponsesStreamEvent,
     RunItemStreamEvent,
@@ -18,8 +17,6 @@ from agents import (
 from agents.tool import default_tool_error_function
 
 from agents_a365.tooling.ui_stream import ErrorTextFunction, FinishReason, UIStreamConverter
-
-__all__ = ["OpenAIUIStreamConverter", "ToolErrorText", "run_events", "ui_tool_error_function"]
 
 _DEFAULT_TOOL_ERROR_TEXT = default_tool_error_function(None, Exception())  # type: ignore[arg-type]
 
@@ -93,8 +90,6 @@ class OpenAIUIStreamConverter(UIStreamConverter[StreamEvent]):
             self._raw(event.data)
         elif isinstance(event, RunItemStreamEvent):
             self._item(event)
-        elif isinstance(event, AgentUpdatedStreamEvent):
-            return
 
     def _raw(self, data: Any) -> None:
         state = self.state
@@ -124,8 +119,7 @@ class OpenAIUIStreamConverter(UIStreamConverter[StreamEvent]):
             state.model_message(data.response.id)
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             state.end_model_output()
-            details = getattr(data.response, "incomplete_details", None)
-            reason = getattr(details, "reason", None) if details is not None else None
+            reason = getattr(getattr(data.response, "incomplete_details", None), "reason", None)
             state.finish_reason = _INCOMPLETE_REASONS.get(reason or "", "other" if reason else None)
 
     def _item_done(self, data: Any) -> None:

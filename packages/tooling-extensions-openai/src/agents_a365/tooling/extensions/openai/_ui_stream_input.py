@@ -2,30 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from agents import TResponseInputItem
 
-from agents_a365.tooling.ui_stream import UIMessage, iter_steps, to_jsonable
-
-__all__ = ["ui_messages_to_openai_input"]
-
-
-def _json(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, default=to_jsonable, ensure_ascii=False)
+from agents_a365.tooling.ui_stream import UIMessage, iter_steps, json_text
 
 
 def _user_item(message: UIMessage) -> dict[str, Any]:
-    images = [
-        p for p in message.parts if p.type == "file" and p.url and (p.media_type or "").startswith("image/")
-    ]
+    images = message.images
     if not images:
         return {"role": "user", "content": message.text}
-    content: list[dict[str, Any]] = []
-    if message.text:
-        content.append({"type": "input_text", "text": message.text})
+    content = [{"type": "input_text", "text": message.text}] if message.text else []
     content.extend({"type": "input_image", "image_url": p.url, "detail": "auto"} for p in images)
     return {"role": "user", "content": content}
 
@@ -40,8 +29,7 @@ def ui_messages_to_openai_input(
     Reasoning, unfinished tool calls and ``data-*`` parts are not replayed.
     """
     items: list[dict[str, Any]] = []
-    for raw in messages:
-        message = raw if isinstance(raw, UIMessage) else UIMessage.model_validate(raw)
+    for message in map(UIMessage.model_validate, messages):
         if message.role == "system":
             items.append({"role": "system", "content": message.text})
         elif message.role == "user":
@@ -50,20 +38,20 @@ def ui_messages_to_openai_input(
             for step in iter_steps(message):
                 if step.text:
                     items.append({"role": "assistant", "content": step.text})
-                for call in step.tool_calls:
+                for c in step.tool_calls:
                     items.append(
                         {
                             "type": "function_call",
-                            "call_id": call.tool_call_id,
-                            "name": call.tool_name,
-                            "arguments": _json(call.input),
+                            "call_id": c.tool_call_id,
+                            "name": c.tool_name,
+                            "arguments": json_text(c.input),
                         }
                     )
                     items.append(
                         {
                             "type": "function_call_output",
-                            "call_id": call.tool_call_id,
-                            "output": _json(call.output),
+                            "call_id": c.tool_call_id,
+                            "output": json_text(c.output),
                         }
                     )
     return cast(list[TResponseInputItem], items)
