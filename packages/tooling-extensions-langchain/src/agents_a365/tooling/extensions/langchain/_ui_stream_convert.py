@@ -134,9 +134,7 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
 
     def _ai_chunk(self, chunk: AIMessageChunk) -> None:
         state = self.state
-        state.model_message(chunk.id)
-        state.mark_seen(("ai", chunk.id))
-        self._content(chunk)
+        self._model_output(chunk)
         for tool_chunk in chunk.tool_call_chunks:
             index, call_id = tool_chunk.get("index"), tool_chunk.get("id")
             # An anonymous continuation belongs to the call before it.
@@ -151,21 +149,16 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
 
     def _ai_message(self, message: AIMessage) -> None:
         state = self.state
-        streamed = message.id is not None and state.seen(("ai", message.id))
-        if not streamed:  # a model that did not stream (or a message only seen in ``updates``)
-            state.model_message(message.id)
-            state.mark_seen(("ai", message.id))
-            self._content(message)
-        else:
+        if message.id is not None and state.seen(("ai", message.id)):
             state.end_model_output()
+        else:  # a model that did not stream (or a message only seen in ``updates``)
+            self._model_output(message)
         for call in message.tool_calls:
             if call.get("id"):
                 state.tool_call(str(call["id"]), call["name"], call.get("args", {}))
-        for invalid in message.invalid_tool_calls:
-            if invalid.get("id"):
-                state.tool_call(
-                    str(invalid["id"]), invalid.get("name") or "unknown", invalid.get("args") or ""
-                )
+        for bad in message.invalid_tool_calls:
+            if bad.get("id"):
+                state.tool_call(str(bad["id"]), bad.get("name") or "unknown", bad.get("args") or "")
         self._finish_reason(message)
         self._end_message()
 
@@ -173,40 +166,33 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
         self.state.end_model_output()
         self._last_tool_key = 0
 
-    def _content(self, message: AIMessage) -> None:
+    def _model_output(self, message: AIMessage) -> None:
+        """Text and reasoning of model message ``message`` (a chunk or a whole message)."""
         state = self.state
-        reasoning = message.additional_kwargs.get("reasoning_content")
-        if isinstance(reasoning, str):
-            state.reasoning_delta(reasoning)
+        state.model_message(message.id)
+        state.mark_seen(("ai", message.id))
+        self._reasoning(message.additional_kwargs.get("reasoning_content"))
         content = message.content
-        if isinstance(content, str):
-            state.text_delta(content)
-            return
-        for block in content:
+        for block in [content] if isinstance(content, str) else content:
             if isinstance(block, str):
                 state.text_delta(block)
-                continue
-            kind = block.get("type")
-            if kind == "text":
-                text = block.get("text")
-                if isinstance(text, str):
+            elif block.get("type") == "text":
+                if isinstance(text := block.get("text"), str):
                     state.text_delta(text)
-            elif kind == "reasoning":
-                value = block.get("reasoning")
-                if isinstance(value, str):
-                    state.reasoning_delta(value)
+            elif block.get("type") == "reasoning":
+                self._reasoning(block.get("reasoning"))
                 for summary in block.get("summary") or ():  # OpenAI Responses v0 format
-                    if isinstance(summary, Mapping) and isinstance(summary.get("text"), str):
-                        state.reasoning_delta(summary["text"])
-            elif kind == "thinking":  # Anthropic native format
-                value = block.get("thinking")
-                if isinstance(value, str):
-                    state.reasoning_delta(value)
+                    if isinstance(summary, Mapping):
+                        self._reasoning(summary.get("text"))
+            elif block.get("type") == "thinking":  # Anthropic native format
+                self._reasoning(block.get("thinking"))
+
+    def _reasoning(self, value: Any) -> None:
+        if isinstance(value, str):
+            self.state.reasoning_delta(value)
 
     def _finish_reason(self, message: AIMessage) -> None:
-        metadata = message.response_metadata
-        if not metadata:
-            return
+        metadata = message.response_metadata or {}
         raw = metadata.get("finish_reason") or metadata.get("stop_reason") or metadata.get("done_reason")
         if isinstance(raw, str):
             self.state.finish_reason = _FINISH_REASONS.get(raw.lower())

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from agents import (
     HandoffOutputItem,
     RawResponsesStreamEvent,
     RunItemStreamEvent,
-    RunResultStreaming,
     StreamEvent,
     ToolCallItem,
     ToolCallOutputItem,
@@ -51,20 +50,6 @@ def _default_is_tool_error(item: ToolCallOutputItem) -> bool:
 
 def _field(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
-
-
-async def run_events(result: RunResultStreaming) -> AsyncGenerator[StreamEvent, None]:
-    """``result.stream_events()`` that cancels the run when the consumer stops early."""
-    events = result.stream_events()
-    try:
-        async for event in events:
-            yield event
-    finally:
-        if not result.is_complete:
-            result.cancel()  # stops the background run task (model call, running tools)
-        aclose = getattr(events, "aclose", None)
-        if aclose is not None:
-            await aclose()
 
 
 class OpenAIUIStreamConverter(UIStreamConverter[StreamEvent]):
