@@ -6,6 +6,7 @@ import inspect
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterable, Callable
+from contextlib import aclosing
 from typing import Generic, TypeVar
 
 from ._state import UIMessageStreamState
@@ -74,13 +75,10 @@ class UIStreamConverter(ABC, Generic[EventT]):
 
     async def frames(self, events: AsyncIterable[EventT]) -> AsyncGenerator[str, None]:
         """SSE frames, ``data: [DONE]`` last."""
-        source = self.chunks(events)
-        try:
+        async with aclosing(self.chunks(events)) as source:
             async for chunk in source:
                 yield encode_sse(chunk)
             yield SSE_DONE
-        finally:
-            await source.aclose()
 
     def _error_text(self, exc: BaseException) -> str:
         try:

@@ -98,7 +98,7 @@ def _user_item(message: UIMessage) -> dict[str, Any]:
     images = message.images
     if not images:
         return {"role": "user", "content": message.text}
-    content = [{"type": "input_text", "text": message.text}] if message.text else []
+    content: list[dict[str, Any]] = [{"type": "input_text", "text": message.text}] if message.text else []
     content.extend({"type": "input_image", "image_url": p.url, "detail": "auto"} for p in images)
     return {"role": "user", "content": content}
 
