@@ -103,10 +103,8 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
         kind, data = event.get("event"), event.get("data") or {}
         if kind == "on_chat_model_stream":
             message = data.get("chunk")
-        elif kind in ("on_chat_model_end", "on_tool_end"):
-            message = data.get("output")
         else:
-            return
+            message = data.get("output") if kind in ("on_chat_model_end", "on_tool_end") else None
         if isinstance(message, BaseMessage):
             self._message(message, event.get("metadata"))
 
