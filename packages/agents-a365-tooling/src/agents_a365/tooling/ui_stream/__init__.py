@@ -1,17 +1,25 @@
 """Vercel AI SDK UI message stream (v5+), orchestrator-neutral part.
 
-Chunk builders, SSE framing, the part state machine, the converter driver, the ``useChat`` request models
+Chunk types, SSE framing, the part state machine, the converter driver, the ``useChat`` request models
 and a Starlette/FastAPI response helper (starlette is only imported when the helper is used). The
 LangChain/LangGraph and OpenAI Agents converters live in the extension packages.
 """
 
-from ._json import ArgumentsParser
-from .chunks import FINISH_REASONS, UI_CHUNK_TYPES, FinishReason, UIChunk
-from .converter import DEFAULT_ERROR_TEXT, ErrorTextFunction, UIStreamConverter
-from .messages import UIChatRequest, UIMessage, UIMessagePart, UIStep, UIToolCall, iter_steps
-from .response import UI_MESSAGE_STREAM_HEADERS, ui_message_stream_response
-from .sse import SSE_DONE, encode_sse, to_jsonable
-from .state import UIMessageStreamState
+from ._converter import DEFAULT_ERROR_TEXT, ErrorTextFunction, UIStreamConverter
+from ._messages import UIChatRequest, UIMessage, UIMessagePart, UIStep, UIToolCall, iter_steps
+from ._response import UI_MESSAGE_STREAM_HEADERS, ui_message_stream_response
+from ._state import UIMessageStreamState
+from ._wire import (
+    FINISH_REASONS,
+    SSE_DONE,
+    UI_CHUNK_TYPES,
+    ArgumentsParser,
+    FinishReason,
+    UIChunk,
+    encode_sse,
+    json_text,
+    to_jsonable,
+)
 
 __all__ = [
     "DEFAULT_ERROR_TEXT",
@@ -32,6 +40,7 @@ __all__ = [
     "UIToolCall",
     "encode_sse",
     "iter_steps",
+    "json_text",
     "to_jsonable",
     "ui_message_stream_response",
 ]

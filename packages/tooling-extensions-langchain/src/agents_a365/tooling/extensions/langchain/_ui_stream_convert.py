@@ -10,8 +10,6 @@ from langchain_core.utils.json import parse_partial_json
 
 from agents_a365.tooling.ui_stream import ErrorTextFunction, FinishReason, UIStreamConverter
 
-__all__ = ["LangChainUIStreamConverter"]
-
 _FINISH_REASONS: Mapping[str, FinishReason] = {
     "length": "length",
     "max_tokens": "length",
@@ -62,38 +60,32 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
     ) -> None:
         super().__init__(message_id=message_id, on_error=on_error, arguments_parser=_langchain_arguments)
         self._model_nodes = model_nodes
-        self._last_tool_key: Hashable | None = None
+        self._last_tool_key: Hashable = 0
 
     # -- dispatch ----------------------------------------------------------------------------------------
 
     def handle(self, event: Any) -> None:
         if isinstance(event, BaseMessage):
             self._message(event, None)
-        elif isinstance(event, tuple):
-            self._tuple(event)
-        elif isinstance(event, Mapping):
-            if "event" in event and "data" in event:
-                self._stream_event(event)
-            else:
-                self._updates(event)
-
-    def _tuple(self, event: tuple[Any, ...]) -> None:
-        if len(event) == 3:  # (namespace, mode, payload) with subgraphs=True
+        elif isinstance(event, tuple) and len(event) == 3:  # (namespace, mode, payload) with subgraphs=True
             self._mode(event[1], event[2])
-        elif len(event) == 2:
+        elif isinstance(event, tuple) and len(event) == 2:
             head, payload = event
             if isinstance(head, str):
                 self._mode(head, payload)
             elif isinstance(head, BaseMessage):  # stream_mode="messages"
-                self._message(head, payload if isinstance(payload, Mapping) else None)
+                self._message(head, payload)
             elif isinstance(head, tuple):  # (namespace, payload) with subgraphs=True and one mode
                 self.handle(payload)
+        elif isinstance(event, Mapping) and "event" in event and "data" in event:
+            self._stream_event(event)
+        elif isinstance(event, Mapping):
+            self._updates(event)
 
     def _mode(self, mode: str, payload: Any) -> None:
         if mode == "messages" and isinstance(payload, tuple) and len(payload) == 2:
-            message, metadata = payload
-            if isinstance(message, BaseMessage):
-                self._message(message, metadata if isinstance(metadata, Mapping) else None)
+            if isinstance(payload[0], BaseMessage):
+                self._message(*payload)
         elif mode == "updates" and isinstance(payload, Mapping):
             self._updates(payload)
 
@@ -108,27 +100,28 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
                         self._message(message, {"langgraph_node": node})
 
     def _stream_event(self, event: Mapping[str, Any]) -> None:
-        kind = event.get("event")
-        data = event.get("data") or {}
-        metadata = event.get("metadata")
+        kind, data = event.get("event"), event.get("data") or {}
         if kind == "on_chat_model_stream":
             message = data.get("chunk")
-        elif kind == "on_chat_model_end" or kind == "on_tool_end":
-            message = data.get("output")
         else:
-            return
+            message = data.get("output") if kind in ("on_chat_model_end", "on_tool_end") else None
         if isinstance(message, BaseMessage):
-            self._message(message, metadata if isinstance(metadata, Mapping) else None)
+            self._message(message, event.get("metadata"))
 
     # -- messages ----------------------------------------------------------------------------------------
 
-    def _message(self, message: BaseMessage, metadata: Mapping[str, Any] | None) -> None:
+    def _message(self, message: BaseMessage, metadata: Any) -> None:
         if isinstance(message, ToolMessage):
-            self._tool_message(message)
+            self.state.tool_result(
+                message.tool_call_id,
+                _tool_output(message.content),
+                is_error=message.status == "error",
+                tool_name=message.name,
+            )
             return
         if not isinstance(message, AIMessage):
             return  # human/system messages echoed by a node are input, not output
-        if self._model_nodes is not None and metadata is not None:
+        if self._model_nodes is not None and isinstance(metadata, Mapping):
             node = metadata.get("langgraph_node")
             if node is not None and node not in self._model_nodes:
                 return
@@ -139,21 +132,11 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
 
     def _ai_chunk(self, chunk: AIMessageChunk) -> None:
         state = self.state
-        state.model_message(chunk.id)
-        state.mark_seen(("ai", chunk.id))
-        self._content(chunk)
+        self._model_output(chunk)
         for tool_chunk in chunk.tool_call_chunks:
-            index = tool_chunk.get("index")
-            call_id = tool_chunk.get("id")
-            key: Hashable | None
-            if index is not None:
-                key = index
-            elif call_id:
-                key = ("id", call_id)
-            else:
-                key = self._last_tool_key  # an anonymous continuation belongs to the call before it
-            if key is None:
-                key = 0
+            index, call_id = tool_chunk.get("index"), tool_chunk.get("id")
+            # An anonymous continuation belongs to the call before it.
+            key = index if index is not None else ("id", call_id) if call_id else self._last_tool_key
             self._last_tool_key = key
             state.tool_input_chunk(
                 key, tool_call_id=call_id, tool_name=tool_chunk.get("name"), delta=tool_chunk.get("args")
@@ -164,70 +147,50 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
 
     def _ai_message(self, message: AIMessage) -> None:
         state = self.state
-        streamed = message.id is not None and state.seen(("ai", message.id))
-        if not streamed:  # a model that did not stream (or a message only seen in ``updates``)
-            state.model_message(message.id)
-            state.mark_seen(("ai", message.id))
-            self._content(message)
-        else:
+        if message.id is not None and state.seen(("ai", message.id)):
             state.end_model_output()
+        else:  # a model that did not stream (or a message only seen in ``updates``)
+            self._model_output(message)
         for call in message.tool_calls:
             if call.get("id"):
                 state.tool_call(str(call["id"]), call["name"], call.get("args", {}))
-        for invalid in message.invalid_tool_calls:
-            if invalid.get("id"):
-                state.tool_call(
-                    str(invalid["id"]), invalid.get("name") or "unknown", invalid.get("args") or ""
-                )
+        for bad in message.invalid_tool_calls:
+            if bad.get("id"):
+                state.tool_call(str(bad["id"]), bad.get("name") or "unknown", bad.get("args") or "")
         self._finish_reason(message)
         self._end_message()
 
     def _end_message(self) -> None:
         self.state.end_model_output()
-        self._last_tool_key = None
+        self._last_tool_key = 0
 
-    def _content(self, message: AIMessage) -> None:
+    def _model_output(self, message: AIMessage) -> None:
+        """Text and reasoning of model message ``message`` (a chunk or a whole message)."""
         state = self.state
-        reasoning = message.additional_kwargs.get("reasoning_content")
-        if isinstance(reasoning, str):
-            state.reasoning_delta(reasoning)
+        state.model_message(message.id)
+        state.mark_seen(("ai", message.id))
+        self._reasoning(message.additional_kwargs.get("reasoning_content"))
         content = message.content
-        if isinstance(content, str):
-            state.text_delta(content)
-            return
-        for block in content:
+        for block in [content] if isinstance(content, str) else content:
             if isinstance(block, str):
                 state.text_delta(block)
-                continue
-            kind = block.get("type")
-            if kind == "text":
-                text = block.get("text")
-                if isinstance(text, str):
+            elif block.get("type") == "text":
+                if isinstance(text := block.get("text"), str):
                     state.text_delta(text)
-            elif kind == "reasoning":
-                value = block.get("reasoning")
-                if isinstance(value, str):
-                    state.reasoning_delta(value)
+            elif block.get("type") == "reasoning":
+                self._reasoning(block.get("reasoning"))
                 for summary in block.get("summary") or ():  # OpenAI Responses v0 format
-                    if isinstance(summary, Mapping) and isinstance(summary.get("text"), str):
-                        state.reasoning_delta(summary["text"])
-            elif kind == "thinking":  # Anthropic native format
-                value = block.get("thinking")
-                if isinstance(value, str):
-                    state.reasoning_delta(value)
+                    if isinstance(summary, Mapping):
+                        self._reasoning(summary.get("text"))
+            elif block.get("type") == "thinking":  # Anthropic native format
+                self._reasoning(block.get("thinking"))
+
+    def _reasoning(self, value: Any) -> None:
+        if isinstance(value, str):
+            self.state.reasoning_delta(value)
 
     def _finish_reason(self, message: AIMessage) -> None:
-        metadata = message.response_metadata
-        if not metadata:
-            return
+        metadata = message.response_metadata or {}
         raw = metadata.get("finish_reason") or metadata.get("stop_reason") or metadata.get("done_reason")
         if isinstance(raw, str):
             self.state.finish_reason = _FINISH_REASONS.get(raw.lower())
-
-    def _tool_message(self, message: ToolMessage) -> None:
-        self.state.tool_result(
-            message.tool_call_id,
-            _tool_output(message.content),
-            is_error=message.status == "error",
-            tool_name=message.name,
-        )

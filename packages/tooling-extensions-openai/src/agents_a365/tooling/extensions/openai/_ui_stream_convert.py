@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from agents import (
-    AgentUpdatedStreamEvent,
     HandoffOutputItem,
     RawResponsesStreamEvent,
     RunItemStreamEvent,
-    RunResultStreaming,
     StreamEvent,
     ToolCallItem,
     ToolCallOutputItem,
@@ -18,8 +16,6 @@ from agents import (
 from agents.tool import default_tool_error_function
 
 from agents_a365.tooling.ui_stream import ErrorTextFunction, FinishReason, UIStreamConverter
-
-__all__ = ["OpenAIUIStreamConverter", "ToolErrorText", "run_events", "ui_tool_error_function"]
 
 _DEFAULT_TOOL_ERROR_TEXT = default_tool_error_function(None, Exception())  # type: ignore[arg-type]
 
@@ -56,20 +52,6 @@ def _field(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
 
 
-async def run_events(result: RunResultStreaming) -> AsyncGenerator[StreamEvent, None]:
-    """``result.stream_events()`` that cancels the run when the consumer stops early."""
-    events = result.stream_events()
-    try:
-        async for event in events:
-            yield event
-    finally:
-        if not result.is_complete:
-            result.cancel()  # stops the background run task (model call, running tools)
-        aclose = getattr(events, "aclose", None)
-        if aclose is not None:
-            await aclose()
-
-
 class OpenAIUIStreamConverter(UIStreamConverter[StreamEvent]):
     """Maps ``stream_events()``: raw Responses events give the deltas and steps (one per model response),
     run items give tool outputs (``tool_output``) and calls that were not streamed (``tool_called``).
@@ -93,8 +75,6 @@ class OpenAIUIStreamConverter(UIStreamConverter[StreamEvent]):
             self._raw(event.data)
         elif isinstance(event, RunItemStreamEvent):
             self._item(event)
-        elif isinstance(event, AgentUpdatedStreamEvent):
-            return
 
     def _raw(self, data: Any) -> None:
         state = self.state
@@ -124,8 +104,7 @@ class OpenAIUIStreamConverter(UIStreamConverter[StreamEvent]):
             state.model_message(data.response.id)
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             state.end_model_output()
-            details = getattr(data.response, "incomplete_details", None)
-            reason = getattr(details, "reason", None) if details is not None else None
+            reason = getattr(getattr(data.response, "incomplete_details", None), "reason", None)
             state.finish_reason = _INCOMPLETE_REASONS.get(reason or "", "other" if reason else None)
 
     def _item_done(self, data: Any) -> None:

@@ -14,21 +14,23 @@ async def agent_stream(request: Request):
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
+from contextlib import aclosing
+from typing import Any, cast
 
-from agents import Agent, RunConfig, Runner, RunResultStreaming, ToolCallOutputItem
+from agents import Agent, RunConfig, Runner, RunResultStreaming, ToolCallOutputItem, TResponseInputItem
 
 from agents_a365.tooling.ui_stream import (
     UI_MESSAGE_STREAM_HEADERS,
     ErrorTextFunction,
     UIChatRequest,
     UIMessage,
+    iter_steps,
+    json_text,
     ui_message_stream_response,
 )
 
-from ._ui_stream_convert import OpenAIUIStreamConverter, ToolErrorText, run_events, ui_tool_error_function
-from ._ui_stream_input import ui_messages_to_openai_input
+from ._ui_stream_convert import OpenAIUIStreamConverter, ToolErrorText, ui_tool_error_function
 
 __all__ = [
     "UI_MESSAGE_STREAM_HEADERS",
@@ -44,7 +46,7 @@ __all__ = [
 ]
 
 
-def stream_openai_run(
+async def stream_openai_run(
     result: RunResultStreaming,
     *,
     message_id: str | None = None,
@@ -56,7 +58,14 @@ def stream_openai_run(
     ``on_error`` turns an exception into the ``errorText`` the client sees (masked by default).
     """
     converter = OpenAIUIStreamConverter(message_id=message_id, on_error=on_error, is_tool_error=is_tool_error)
-    return converter.frames(run_events(result))
+    frames = converter.frames(result.stream_events())
+    try:
+        async for frame in frames:
+            yield frame
+    finally:
+        if not result.is_complete:
+            result.cancel()  # stops the background run task (model call, running tools)
+        await frames.aclose()
 
 
 async def stream_openai_agent(
@@ -69,7 +78,7 @@ async def stream_openai_agent(
     message_id: str | None = None,
     on_error: ErrorTextFunction | None = None,
     is_tool_error: Callable[[ToolCallOutputItem], bool] | None = None,
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str, None]:
     """Run ``agent`` on the ``useChat`` messages and stream SSE frames.
 
     The run starts when the first frame is requested (not when this is called), so a response that is
@@ -80,8 +89,53 @@ async def stream_openai_agent(
         kwargs["max_turns"] = max_turns
     result = Runner.run_streamed(agent, ui_messages_to_openai_input(messages), **kwargs)
     frames = stream_openai_run(result, message_id=message_id, on_error=on_error, is_tool_error=is_tool_error)
-    try:
+    async with aclosing(frames):
         async for frame in frames:
             yield frame
-    finally:
-        await frames.aclose()
+
+
+def _user_item(message: UIMessage) -> dict[str, Any]:
+    images = message.images
+    if not images:
+        return {"role": "user", "content": message.text}
+    content: list[dict[str, Any]] = [{"type": "input_text", "text": message.text}] if message.text else []
+    content.extend({"type": "input_image", "image_url": p.url, "detail": "auto"} for p in images)
+    return {"role": "user", "content": content}
+
+
+def ui_messages_to_openai_input(
+    messages: Iterable[UIMessage | Mapping[str, Any]],
+) -> list[TResponseInputItem]:
+    """Convert the ``UIMessage`` list ``useChat`` posts into ``Runner.run_streamed`` input items.
+
+    User text (and image files) become user messages; each model step of an assistant message becomes an
+    assistant message plus ``function_call``/``function_call_output`` items for its finished tool calls.
+    Reasoning, unfinished tool calls and ``data-*`` parts are not replayed.
+    """
+    items: list[dict[str, Any]] = []
+    for message in map(UIMessage.model_validate, messages):
+        if message.role == "system":
+            items.append({"role": "system", "content": message.text})
+        elif message.role == "user":
+            items.append(_user_item(message))
+        else:
+            for step in iter_steps(message):
+                if step.text:
+                    items.append({"role": "assistant", "content": step.text})
+                for c in step.tool_calls:
+                    items.append(
+                        {
+                            "type": "function_call",
+                            "call_id": c.tool_call_id,
+                            "name": c.tool_name,
+                            "arguments": json_text(c.input),
+                        }
+                    )
+                    items.append(
+                        {
+                            "type": "function_call_output",
+                            "call_id": c.tool_call_id,
+                            "output": json_text(c.output),
+                        }
+                    )
+    return cast(list[TResponseInputItem], items)

@@ -8,8 +8,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["UIChatRequest", "UIMessage", "UIMessagePart", "UIStep", "UIToolCall", "iter_steps"]
-
 _TERMINAL_TOOL_STATES = frozenset(("output-available", "output-error"))
 
 
@@ -55,6 +53,13 @@ class UIMessage(BaseModel):
     def text(self) -> str:
         """The concatenated text parts."""
         return "".join(p.text or "" for p in self.parts if p.type == "text")
+
+    @property
+    def images(self) -> list[UIMessagePart]:
+        """The image ``file`` parts (user messages send them with the text)."""
+        return [
+            p for p in self.parts if p.type == "file" and p.url and (p.media_type or "").startswith("image/")
+        ]
 
 
 class UIChatRequest(BaseModel):

@@ -6,14 +6,11 @@ import inspect
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterable, Callable
-from typing import Any, Generic, TypeVar
+from contextlib import aclosing
+from typing import Generic, TypeVar
 
-from ._json import ArgumentsParser
-from .chunks import UIChunk
-from .sse import SSE_DONE, encode_sse
-from .state import UIMessageStreamState
-
-__all__ = ["DEFAULT_ERROR_TEXT", "ErrorTextFunction", "UIStreamConverter"]
+from ._state import UIMessageStreamState
+from ._wire import SSE_DONE, ArgumentsParser, UIChunk, encode_sse
 
 logger = logging.getLogger(__name__)
 
@@ -24,10 +21,6 @@ ErrorTextFunction = Callable[[BaseException], str]
 DEFAULT_ERROR_TEXT = "An error occurred."
 """What the client sees for a failed run by default: exception text can carry internal details, so it is
 only sent when the application opts in with ``on_error`` (the AI SDK masks errors the same way)."""
-
-
-def _mask_error(_: BaseException) -> str:
-    return DEFAULT_ERROR_TEXT
 
 
 class UIStreamConverter(ABC, Generic[EventT]):
@@ -47,23 +40,20 @@ class UIStreamConverter(ABC, Generic[EventT]):
         arguments_parser: ArgumentsParser | None = None,
     ) -> None:
         self.state = UIMessageStreamState(message_id, arguments_parser=arguments_parser)
-        self._on_error = on_error or _mask_error
+        self._on_error = on_error or (lambda _: DEFAULT_ERROR_TEXT)
 
     @abstractmethod
     def handle(self, event: EventT) -> None:
         """Feed one event; the resulting chunks are collected from ``self.state``."""
 
-    def on_close(self) -> None:
-        """Called when the stream ends for any reason (after the source is closed)."""
-
     async def chunks(self, events: AsyncIterable[EventT]) -> AsyncGenerator[UIChunk, None]:
         state = self.state
         state.start()
-        for chunk in state.drain():
-            yield chunk
         iterator = aiter(events)
         completed = False
         try:
+            for chunk in state.drain():
+                yield chunk
             try:
                 async for event in iterator:
                     self.handle(event)
@@ -72,8 +62,6 @@ class UIStreamConverter(ABC, Generic[EventT]):
             except Exception as exc:  # the run failed: report it in-band, the stream still ends cleanly
                 logger.warning("Agent run failed while streaming (%s)", type(exc).__name__, exc_info=exc)
                 state.error(self._error_text(exc))
-                for chunk in state.drain():
-                    yield chunk
             state.finish()
             for chunk in state.drain():
                 yield chunk
@@ -81,18 +69,16 @@ class UIStreamConverter(ABC, Generic[EventT]):
         finally:
             if not completed:
                 logger.info("UI message stream closed before the run finished; cancelling the agent run")
-            await _aclose(iterator)
-            self.on_close()
+            aclose = getattr(iterator, "aclose", None)
+            if aclose is not None and inspect.isawaitable(result := aclose()):
+                await result
 
     async def frames(self, events: AsyncIterable[EventT]) -> AsyncGenerator[str, None]:
         """SSE frames, ``data: [DONE]`` last."""
-        source = self.chunks(events)
-        try:
+        async with aclosing(self.chunks(events)) as source:
             async for chunk in source:
                 yield encode_sse(chunk)
             yield SSE_DONE
-        finally:
-            await source.aclose()
 
     def _error_text(self, exc: BaseException) -> str:
         try:
@@ -100,12 +86,3 @@ class UIStreamConverter(ABC, Generic[EventT]):
         except Exception:  # a broken error formatter must not break the stream
             logger.exception("on_error failed")
             return DEFAULT_ERROR_TEXT
-
-
-async def _aclose(iterator: Any) -> None:
-    aclose = getattr(iterator, "aclose", None)
-    if aclose is None:
-        return
-    result = aclose()
-    if inspect.isawaitable(result):
-        await result

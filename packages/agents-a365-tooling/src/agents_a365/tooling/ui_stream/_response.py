@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from starlette.responses import StreamingResponse
 
-__all__ = ["UI_MESSAGE_STREAM_HEADERS", "ui_message_stream_response"]
-
 UI_MESSAGE_STREAM_HEADERS: Mapping[str, str] = {
     "content-type": "text/event-stream",
     "cache-control": "no-cache",
@@ -88,9 +86,7 @@ def ui_message_stream_response(
 
     The response closes ``frames`` when the client disconnects, which cancels the agent run behind it.
     """
-    merged = dict(UI_MESSAGE_STREAM_HEADERS)
-    if headers:
-        merged.update({k.lower(): v for k, v in headers.items()})
+    merged = {**UI_MESSAGE_STREAM_HEADERS, **{k.lower(): v for k, v in (headers or {}).items()}}
     return _response_class()(
         frames, status_code=status_code, headers=merged, media_type="text/event-stream", background=background
     )

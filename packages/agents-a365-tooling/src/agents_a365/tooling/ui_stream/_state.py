@@ -1,0 +1,319 @@
+"""The orchestrator-neutral state machine behind every converter.
+
+It knows which message, step, text, reasoning and tool-input parts are open and emits the chunks that keep
+the client's state machine valid (``*-start`` before ``*-delta``, every open part ended, every tool part
+finishing in a terminal state). Memory is bounded by what is open: no text is accumulated, only the argument
+pieces of tool calls whose input is still streaming, the ids of tool calls waiting for their output, and the
+ids seen in the current step (to drop the duplicates some orchestrators emit in two stream modes).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._wire import ArgumentsParser, FinishReason, UIChunk, json_text, output_as_json, parse_arguments
+
+_UNFINISHED_TOOL_TEXT = "The tool call did not complete."
+
+
+@dataclass(slots=True)
+class _ToolInput:
+    """A tool call whose arguments are still streaming."""
+
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    pieces: list[str] = field(default_factory=list)
+    started: bool = False
+
+
+class UIMessageStreamState:
+    """Builds a valid chunk sequence for one assistant message; converters call it, then ``drain()``."""
+
+    def __init__(
+        self, message_id: str | None = None, *, arguments_parser: ArgumentsParser | None = None
+    ) -> None:
+        self.message_id = message_id or f"msg_{uuid.uuid4().hex}"
+        self.finish_reason: FinishReason | None = None
+        """Set by converters from the provider's stop reason; ``finish()`` derives one otherwise."""
+        self.finished = False
+        self._out: list[UIChunk] = []
+        self._counter = 0
+        self._started = False
+        self._step_open = False
+        self._step_model_id: Hashable | None = None
+        self._step_seen: set[Hashable] = set()
+        self._step_had_tool_calls = False
+        # The open text or reasoning part (at most one is open): (kind, part id, the converter's key).
+        self._part: tuple[str, str, Hashable] | None = None
+        self._parser = arguments_parser
+        self._tool_inputs: dict[Hashable, _ToolInput] = {}
+        self._awaiting: dict[str, str] = {}  # tool call id -> tool name, until its output arrives
+        self._input_errors: set[str] = set()  # awaiting calls whose arguments were invalid
+
+    @property
+    def buffer_sizes(self) -> dict[str, int]:
+        """How much is held right now: open tool inputs, their pieces, awaited outputs, ids seen this step."""
+        return {
+            "tool_inputs": len(self._tool_inputs),
+            "tool_input_pieces": sum(len(t.pieces) for t in self._tool_inputs.values()),
+            "awaiting_outputs": len(self._awaiting),
+            "step_seen": len(self._step_seen),
+            "pending_chunks": len(self._out),
+        }
+
+    def drain(self) -> list[UIChunk]:
+        """The chunks produced since the last call."""
+        out, self._out = self._out, []
+        return out
+
+    # -- message and steps -----------------------------------------------------------------------------
+
+    def start(self, metadata: Any = None) -> None:
+        if not self._started:
+            self._started = True
+            chunk: UIChunk = {"type": "start", "messageId": self.message_id}
+            if metadata is not None:
+                chunk["messageMetadata"] = metadata
+            self._out.append(chunk)
+
+    def start_step(self) -> None:
+        """Close the current step (if any) and open a new one."""
+        self.start()
+        if self._step_open:
+            self._close_step()
+        self._step_open = True
+        self._step_model_id = None
+        self._step_had_tool_calls = False
+        self._out.append({"type": "start-step"})
+
+    def _close_step(self) -> None:
+        self.end_model_output()
+        self._step_open = False
+        self._step_seen.clear()
+        self._out.append({"type": "finish-step"})
+
+    def _new_part(self) -> None:
+        """End open text/reasoning and make sure a step is open before a new part starts."""
+        self._end_part()
+        if not self._step_open:
+            self.start_step()
+
+    def model_message(self, message_id: Hashable | None) -> None:
+        """Output of model message ``message_id`` follows: a new model message starts a new step.
+
+        Tool results stay in the step of the model call that requested them, as in the AI SDK.
+        """
+        if message_id is not None and message_id == self._step_model_id:
+            return
+        if not self._step_open or self._step_model_id is not None:
+            self.start_step()
+        self._step_model_id = message_id
+
+    def seen(self, key: Hashable) -> bool:
+        """Whether ``key`` was marked in the current step (used to drop duplicate messages)."""
+        return key in self._step_seen
+
+    def mark_seen(self, key: Hashable) -> None:
+        self._step_seen.add(key)
+
+    def end_model_output(self) -> None:
+        """The model finished its message: end open text/reasoning and finalize streamed tool inputs."""
+        self._end_part()
+        for key in list(self._tool_inputs):
+            self.tool_input_end(key)
+
+    # -- text and reasoning ----------------------------------------------------------------------------
+
+    def text_delta(self, delta: str, key: Hashable | None = None) -> None:
+        self._delta("text", delta, key)
+
+    def reasoning_delta(self, delta: str, key: Hashable | None = None) -> None:
+        self._delta("reasoning", delta, key)
+
+    def _delta(self, kind: str, delta: str, key: Hashable | None) -> None:
+        if not delta:
+            return
+        part = self._part
+        if part is None or part[0] != kind or part[2] != key:
+            self._new_part()
+            self._counter += 1
+            part = self._part = (kind, f"{kind}_{self._counter}", key)
+            self._out.append({"type": f"{kind}-start", "id": part[1]})
+        self._out.append({"type": f"{kind}-delta", "id": part[1], "delta": delta})
+
+    def end_text(self) -> None:
+        self._end_part("text")
+
+    def end_reasoning(self) -> None:
+        self._end_part("reasoning")
+
+    def _end_part(self, kind: str | None = None) -> None:
+        part = self._part
+        if part is not None and kind in (None, part[0]):
+            self._out.append({"type": f"{part[0]}-end", "id": part[1]})
+            self._part = None
+
+    # -- tool inputs -----------------------------------------------------------------------------------
+
+    def tool_input_chunk(
+        self,
+        key: Hashable,
+        *,
+        tool_call_id: str | None = None,
+        tool_name: str | None = None,
+        delta: str | None = None,
+    ) -> None:
+        """One streamed piece of a tool call; ``key`` (e.g. the provider's index) correlates the pieces.
+
+        Only the first piece usually carries the id and name: the call is announced as soon as both are
+        known, pieces received before that are sent as one delta then.
+        """
+        call = self._tool_inputs.get(key)
+        if call is None:
+            self._new_part()
+            call = self._tool_inputs[key] = _ToolInput()
+        call.tool_call_id = call.tool_call_id or tool_call_id or None
+        call.tool_name = call.tool_name or tool_name or None
+        if delta:
+            call.pieces.append(delta)
+        if call.started:
+            if delta:
+                self._tool("input-delta", call.tool_call_id, inputTextDelta=delta)
+        elif call.tool_call_id is not None and call.tool_name is not None:
+            self._announce(call)
+
+    def _announce(self, call: _ToolInput) -> None:
+        call.started = self._step_had_tool_calls = True
+        self._tool("input-start", call.tool_call_id or "", toolName=call.tool_name or "")
+        if call.pieces:
+            buffered = "".join(call.pieces)
+            call.pieces = [buffered]  # keep one piece: arguments are parsed once, at the end
+            self._tool("input-delta", call.tool_call_id, inputTextDelta=buffered)
+
+    def _tool(self, kind: str, tool_call_id: str | None, **fields: Any) -> None:
+        self._out.append({"type": f"tool-{kind}", "toolCallId": tool_call_id, **fields})
+
+    def has_tool_input(self, key: Hashable) -> bool:
+        return key in self._tool_inputs
+
+    def tool_input_end(self, key: Hashable, arguments: str | None = None) -> str | None:
+        """The arguments of ``key`` are complete: parse them once and emit ``tool-input-available``/``-error``.
+
+        ``arguments`` (the provider's final argument text) wins over the streamed pieces when given.
+        Returns the tool call id.
+        """
+        call = self._tool_inputs.pop(key, None)
+        if call is None:
+            return None
+        if call.tool_call_id is None:
+            # The provider never sent an id: invent a stable one so input and output still pair up.
+            self._counter += 1
+            call.tool_call_id = f"call_{self._counter}"
+        call.tool_name = call.tool_name or "unknown"
+        if not call.started:
+            self._announce(call)
+        self._input_available(
+            call.tool_call_id, call.tool_name, "".join(call.pieces) if arguments is None else arguments
+        )
+        return call.tool_call_id
+
+    def _input_available(self, tool_call_id: str, tool_name: str, arguments: str | Any) -> None:
+        ok, value, error = (
+            parse_arguments(arguments, self._parser) if isinstance(arguments, str) else (True, arguments, "")
+        )
+        self._awaiting[tool_call_id] = tool_name
+        self._step_seen.add(tool_call_id)
+        if ok:
+            self._tool("input-available", tool_call_id, toolName=tool_name, input=value)
+        else:
+            self._input_errors.add(tool_call_id)
+            self._tool("input-error", tool_call_id, toolName=tool_name, input=value, errorText=error)
+
+    def tool_call(self, tool_call_id: str, tool_name: str, arguments: str | Any) -> None:
+        """A complete (non-streamed) tool call; ignored when this call was already announced."""
+        if tool_call_id in self._awaiting or tool_call_id in self._step_seen:
+            return
+        for key, call in self._tool_inputs.items():
+            if call.tool_call_id == tool_call_id:
+                self.tool_input_end(key, arguments if isinstance(arguments, str) else None)
+                return
+        self._new_part()
+        self._step_had_tool_calls = True
+        self._tool("input-start", tool_call_id, toolName=tool_name)
+        self._input_available(tool_call_id, tool_name, arguments)
+
+    # -- tool outputs ----------------------------------------------------------------------------------
+
+    def tool_output(self, tool_call_id: str, output: Any, *, tool_name: str | None = None) -> None:
+        """The tool returned; JSON text is sent as JSON. Duplicates (same id, same step) are dropped."""
+        if self._prepare_output(tool_call_id, tool_name):
+            self._awaiting.pop(tool_call_id, None)
+            self._tool("output-available", tool_call_id, output=output_as_json(output))
+
+    def tool_error(self, tool_call_id: str, error_text: str, *, tool_name: str | None = None) -> None:
+        """The tool failed; the part ends in state ``output-error``."""
+        if self._prepare_output(tool_call_id, tool_name):
+            self._input_errors.discard(tool_call_id)
+            self._awaiting.pop(tool_call_id, None)
+            self._tool("output-error", tool_call_id, errorText=error_text or "Tool error.")
+
+    def tool_result(
+        self, tool_call_id: str, output: Any, *, is_error: bool, tool_name: str | None = None
+    ) -> None:
+        """Output or error; a result for a call whose arguments were invalid is always an error."""
+        if is_error or tool_call_id in self._input_errors:
+            self.tool_error(tool_call_id, json_text(output), tool_name=tool_name)
+        else:
+            self.tool_output(tool_call_id, output, tool_name=tool_name)
+
+    def _prepare_output(self, tool_call_id: str, tool_name: str | None) -> bool:
+        if tool_call_id not in self._awaiting:
+            if ("output", tool_call_id) in self._step_seen:
+                return False  # the same result reported twice (e.g. ``messages`` and ``updates`` modes)
+            for key, call in self._tool_inputs.items():
+                if call.tool_call_id == tool_call_id:
+                    self.tool_input_end(key)
+                    break
+            else:
+                # A result for a call the stream never showed (e.g. a tool the graph called by itself):
+                # announce the call first, the client rejects outputs for unknown tool call ids.
+                self._new_part()
+                self._tool("input-start", tool_call_id, toolName=tool_name or "unknown")
+                self._tool("input-available", tool_call_id, toolName=tool_name or "unknown", input={})
+        self._step_seen.add(("output", tool_call_id))
+        return True
+
+    # -- end of stream ---------------------------------------------------------------------------------
+
+    def error(self, error_text: str) -> None:
+        """Report a failure of the run; the message is still finished cleanly by ``finish()``."""
+        self.start()
+        self.end_model_output()
+        self._out.append({"type": "error", "errorText": error_text})
+        self.finish_reason = "error"
+
+    def finish(self, metadata: Any = None) -> None:
+        """End every open part, fail calls that never got an output, close the step and the message."""
+        if self.finished:
+            return
+        self.start()
+        self.end_model_output()
+        for tool_call_id in self._awaiting:
+            if tool_call_id not in self._input_errors:  # an argument error is already terminal
+                self._tool("output-error", tool_call_id, errorText=_UNFINISHED_TOOL_TEXT)
+        self._awaiting.clear()
+        self._input_errors.clear()
+        had_tool_calls = self._step_had_tool_calls
+        if self._step_open:
+            self._close_step()
+        chunk: UIChunk = {
+            "type": "finish",
+            "finishReason": self.finish_reason or ("tool-calls" if had_tool_calls else "stop"),
+        }
+        if metadata is not None:
+            chunk["messageMetadata"] = metadata
+        self._out.append(chunk)
+        self.finished = True

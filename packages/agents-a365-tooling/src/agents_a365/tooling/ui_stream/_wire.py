@@ -1,0 +1,83 @@
+"""The wire format: UI message stream chunks (AI SDK ``uiMessageChunkSchema``, v5+), their SSE framing and JSON.
+
+Chunks are plain dicts rather than models on purpose: one is built per streamed token, so construction must
+be cheap, and the wire format is exactly the dict. Only types the real client accepts are built (the client's
+schema is a closed union: e.g. ``tool-output-start``/``tool-output-delta`` do not exist).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, Literal, get_args
+
+UIChunk = dict[str, Any]
+"""One UI message stream chunk: a JSON object with a ``type``."""
+
+FinishReason = Literal["stop", "length", "content-filter", "tool-calls", "error", "other"]
+FINISH_REASONS: frozenset[str] = frozenset(get_args(FinishReason))
+
+UI_CHUNK_TYPES: frozenset[str] = frozenset(
+    "start finish abort message-metadata start-step finish-step text-start text-delta text-end "  # noqa: SIM905
+    "reasoning-start reasoning-delta reasoning-end tool-input-start tool-input-delta tool-input-available "
+    "tool-input-error tool-output-available tool-output-error tool-output-denied tool-approval-request "
+    "source-url source-document file error".split()
+)
+"""Every non-``data-*`` chunk type the client's schema accepts (``data-*`` types are open-ended)."""
+
+SSE_DONE = "data: [DONE]\n\n"
+"""The terminator the AI SDK client skips; always the last frame of a stream."""
+
+ArgumentsParser = Callable[[str], Any]
+"""Parses complete tool-call argument text; raises ``ValueError`` when it is not acceptable."""
+
+_JSON_START = frozenset('{["-0123456789tfn')
+
+
+def to_jsonable(value: Any) -> Any:
+    """Fallback for values ``json`` cannot encode (pydantic models, dataclass-like objects, sets, bytes)."""
+    model_dump = getattr(value, "model_dump", None)
+    if callable(model_dump):
+        return model_dump(mode="json")
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", errors="replace")
+    return str(value)
+
+
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=to_jsonable).encode
+
+
+def encode_sse(chunk: UIChunk) -> str:
+    """One SSE frame. ``json`` escapes newlines, so a frame is always a single ``data:`` line."""
+    return "data: " + _encode(chunk) + "\n\n"
+
+
+def json_text(value: Any) -> str:
+    """``value`` as text for a model: text as is, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, default=to_jsonable, ensure_ascii=False)
+
+
+def parse_arguments(text: str, parser: ArgumentsParser | None = None) -> tuple[bool, Any, str]:
+    """Parse accumulated tool-call arguments once: ``(ok, value, error)``; empty arguments mean ``{}``.
+
+    ``parser`` lets a converter accept exactly what its orchestrator accepts (strict JSON by default).
+    """
+    if not text.strip():
+        return True, {}, ""
+    try:
+        return True, (parser or json.loads)(text), ""
+    except ValueError as exc:
+        return False, text, f"Invalid JSON in tool arguments: {exc}"
+
+
+def output_as_json(value: Any) -> Any:
+    """A tool output as the client should see it: text that is JSON is sent as JSON, anything else as is."""
+    # Only attempt a parse when the text can start a JSON value: plain prose stays a string cheaply.
+    if isinstance(value, str) and value.lstrip()[:1] in _JSON_START:
+        try:
+            return json.loads(value)
+        except ValueError:
+            pass
+    return value
