@@ -17,6 +17,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from ._mcp_errors import leaf as first_leaf
 from ._redact import describe_error, scrub
 from ._turn import TurnIdentity
 
@@ -159,7 +160,7 @@ NULL_SPAN = ToolCallSpan()
 
 
 class _Live(ToolCallSpan):
-    __slots__ = ("_cm", "_failed", "_histogram", "_instruments", "_metric", "_span", "_start")
+    __slots__ = ("_cm", "_failed", "_histogram", "_metric", "_span", "_start")
 
     def __init__(
         self,
@@ -170,8 +171,8 @@ class _Live(ToolCallSpan):
         histogram: str | None,
         metric: dict[str, Any],
     ) -> None:
-        self._instruments = instruments() if histogram is not None else None
-        self._histogram = histogram
+        inst = instruments() if histogram is not None else None
+        self._histogram = inst[histogram] if inst is not None and histogram is not None else None
         self._metric = metric
         self._failed = False
         self._span: Any = None
@@ -193,8 +194,8 @@ class _Live(ToolCallSpan):
         try:
             if exc is not None and not self._failed:
                 self.fail_with(exc)
-            if self._instruments is not None and self._histogram is not None:
-                self._instruments[self._histogram].record(monotonic() - self._start, self._metric)
+            if self._histogram is not None:
+                self._histogram.record(monotonic() - self._start, self._metric)
         finally:
             if self._cm is not None:
                 self._cm.__exit__(None, None, None)  # the exception itself never reaches the SDK
@@ -217,9 +218,7 @@ class _Live(ToolCallSpan):
             )
 
     def fail_with(self, exc: BaseException) -> None:
-        leaf = exc
-        while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
-            leaf = leaf.exceptions[0]
+        leaf = first_leaf(exc)
         self.fail(type(leaf).__qualname__, describe_error(exc))
         if self._span is not None:
             attributes = {"exception.type": type(leaf).__qualname__, "exception.message": scrub(leaf)}
