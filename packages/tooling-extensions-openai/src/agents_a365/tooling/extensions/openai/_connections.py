@@ -19,7 +19,7 @@ from agents_a365.tooling import (
     McpToolServerConfigurationService,
     ToolDefinitionCache,
 )
-from agents_a365.tooling.extensibility import McpSessionPool, resolve_tool_names, scrub
+from agents_a365.tooling.extensibility import McpSessionPool, describe_error, resolve_tool_names
 
 from ._server import A365MCPServer
 
@@ -82,13 +82,9 @@ def build_servers(
 def _failure(config: MCPServerConfig, exc: Exception) -> McpServerConnectionError:
     if isinstance(exc, McpServerConnectionError):  # the core's: names the server and says why already
         return exc
-    text = scrub(exc)
     name, url = config.mcp_server_name, config.url
-    error = McpServerConnectionError(
-        f"MCP server {name!r} at {url} could not be listed: {type(exc).__name__}{': ' + text if text else ''}",
-        server_name=name,
-        url=url,
-    )
+    text = f"MCP server {name!r} at {url} could not be listed: {describe_error(exc)}"  # token-shaped text redacted
+    error = McpServerConnectionError(text, server_name=name, url=url)
     error.__cause__ = exc
     return error
 

@@ -157,12 +157,8 @@ class A365MCPServer(MCPServer):
         spec = self.tool_filter
         if isinstance(spec, Mapping):
             allowed, blocked = spec.get("allowed_tool_names"), spec.get("blocked_tool_names") or ()
-            return [
-                t
-                for t in tools
-                if (allowed is None or self._original(t.name) in allowed)
-                and self._original(t.name) not in blocked
-            ]
+            named = [(t, self._original(t.name)) for t in tools]  # the filter names the server's own
+            return [t for t, name in named if (allowed is None or name in allowed) and name not in blocked]
         if run_context is None or agent is None:
             raise ValueError("run_context and agent are required for a callable tool_filter")
         context = ToolFilterContext(run_context=run_context, agent=agent, server_name=self.name)
@@ -173,11 +169,9 @@ class A365MCPServer(MCPServer):
                 if inspect.isawaitable(keep):
                     keep = await keep
             except Exception as exc:
+                failure = type(exc).__name__
                 logger.warning(
-                    "tool_filter failed for tool %r of %r (%s): left out",
-                    tool.name,
-                    self.name,
-                    type(exc).__name__,
+                    "tool_filter failed for tool %r of %r (%s): left out", tool.name, self.name, failure
                 )
                 keep = False
             if keep:
