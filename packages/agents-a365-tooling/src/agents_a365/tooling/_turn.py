@@ -38,16 +38,12 @@ def _first(*values: Any) -> str | None:
 
 
 def _agent_id(activity: Any) -> str | None:
-    getter = getattr(activity, "get_agentic_instance_id", None)
-    if callable(getter):
-        try:
-            value = _text(getter())
-        except Exception:  # an activity that is not agentic may refuse: fall back
-            value = None
-        if value is not None:
-            return value
+    try:
+        instance_id = activity.get_agentic_instance_id()
+    except Exception:  # no such method, or an activity that is not agentic refuses: fall back
+        instance_id = None
     recipient = getattr(activity, "recipient", None)
-    return _first(getattr(recipient, "agentic_app_id", None), getattr(recipient, "id", None))
+    return _first(instance_id, getattr(recipient, "agentic_app_id", None), getattr(recipient, "id", None))
 
 
 def channel_of(activity: Any) -> tuple[str | None, str | None]:
