@@ -203,8 +203,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
             raise ValueError("turn_context is required")
         options = check_server_options(server_options)
         existing = [s for s in agent.mcp_servers or [] if not isinstance(s, A365MCPServer)]
-        if len(existing) < len(agent.mcp_servers or []):
-            replaced = [s.name for s in agent.mcp_servers if isinstance(s, A365MCPServer)]
+        if replaced := [s.name for s in agent.mcp_servers or [] if isinstance(s, A365MCPServer)]:
             logger.debug("replacing the Agent 365 MCP servers of an earlier turn: %s", ", ".join(replaced))
         discovered = await self.configuration_service.list_tool_servers(
             turn_context, authorization, auth_handler_name, auth_token, self.tool_options(None)
