@@ -7,6 +7,7 @@ import os
 import re
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from .protocols import TurnContextLike
 from .tokens import get_app_id_from_token
@@ -20,7 +21,7 @@ def resolve_agent_identity(turn_context: TurnContextLike | None, auth_token: str
     For an agentic request, the activity's agentic instance id; otherwise the app id
     (``appid`` > ``azp``) of ``auth_token``; ``""`` when neither is known.
     """
-    activity = getattr(turn_context, "activity", None)
+    activity: Any = getattr(turn_context, "activity", None)
     try:
         agentic = bool(activity.is_agentic_request())
     except (AttributeError, TypeError):  # no activity, or a partial one (no recipient, say): not agentic
