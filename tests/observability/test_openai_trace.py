@@ -120,3 +120,24 @@ async def test_a_meta_resolver_of_the_user_still_runs_and_its_meta_is_sent(
     from_run, from_test = telemetry.named("execute_tool list_emails")
     assert (from_run.attributes or {})["gen_ai.tool.call.id"] == listing.call_id
     assert "gen_ai.tool.call.id" not in dict(from_test.attributes or {})  # no stale id
+
+
+async def test_a_tool_error_is_an_error_span(emulator: Emulator, telemetry: Telemetry) -> None:
+    # send_email without a recipient: the tool answers a CallToolResult with isError set (returned to the
+    # model). Read through the MCP model's public field, whatever mcp names it (tests/release/mcp2_probe.py
+    # checks the same on mcp 2.x, where the field is is_error).
+    turn = make_turn_context(agentic_app_id=DEFAULT_AGENT_ID)
+    async with (
+        McpToolRegistrationService(configuration=production_config(emulator)) as service,
+        service.connected_agent(Agent(name="a"), emulator.authorization(), AUTH_HANDLER, turn) as agent,
+    ):
+        [mail] = [s for s in agent.mcp_servers if s.name == "mail"]
+        result = await mail.call_tool("send_email", {"to": [], "subject": "s", "body": "b"})
+        ok = await mail.call_tool("list_emails", {})
+    assert result.isError
+    assert not ok.isError
+    spans = telemetry.named("execute_tool send_email")
+    assert [(s.attributes or {})["a365.tool.outcome"] for s in spans] == ["tool_error"]
+    assert (spans[0].attributes or {})["error.type"] == "tool_error"
+    assert not spans[0].status.is_ok
+    assert (telemetry.one("execute_tool list_emails").attributes or {})["a365.tool.outcome"] == "success"

@@ -224,3 +224,16 @@ print([s.name for s in exporter.get_finished_spans()], names)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "['execute_tool send_email'] ['a365.tooling.tool_call.duration']"
+
+
+def test_a_tool_error_is_read_from_the_mcp_result_unless_given(telemetry: Telemetry) -> None:
+    # mcp 1.x names the public field isError; mcp 2.x is_error (isError is only its wire alias there).
+    from mcp.types import CallToolResult, TextContent
+
+    failed = CallToolResult(content=[TextContent(type="text", text="no recipient")], isError=True)
+    with tool_call_span("mail", "send_email") as span:
+        span.record_result(failed)
+    with tool_call_span("mail", "list_emails") as span:
+        span.record_result(failed, is_error=False)  # the caller's word wins
+    outcomes = {s.name: (s.attributes or {})["a365.tool.outcome"] for s in telemetry.spans}
+    assert outcomes == {"execute_tool send_email": "tool_error", "execute_tool list_emails": "success"}

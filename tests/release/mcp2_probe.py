@@ -16,8 +16,11 @@ import sys
 from pathlib import Path
 
 from agents import Agent
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from agents_a365.tooling import ToolingConfiguration
+from agents_a365.tooling import ToolingConfiguration, configure_telemetry
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService
 
 # The real-TurnContext helper ships with the emulator, which this venv must not install (it pins mcp<2):
@@ -35,12 +38,17 @@ make_turn_context = _turns.make_turn_context
 
 async def probe(base_url: str, token: str, agent_id: str, warm_turn: bool) -> dict[str, object]:
     turn = make_turn_context(agentic_app_id=agent_id)
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    configure_telemetry(tracer_provider=provider)
     configuration = ToolingConfiguration(mcp_platform_endpoint=base_url, use_tooling_manifest=False)
     async with McpToolRegistrationService(configuration=configuration) as service:
         async with service.connected_agent(Agent(name="probe"), None, None, turn, auth_token=token) as agent:
             [server] = agent.mcp_servers
             tools = sorted(t.name for t in await server.list_tools())
             result = await server.call_tool("search_emails", {"query": "report"})
+            failed = await server.call_tool("send_email", {"to": [], "subject": "s", "body": "b"})
         warm_tools: list[str] = []
         warm_text = ""
         if warm_turn:
@@ -63,6 +71,13 @@ async def probe(base_url: str, token: str, agent_id: str, warm_turn: bool) -> di
         "tools": tools,
         "tool_error": bool(getattr(result, "is_error", None) or getattr(result, "isError", None)),
         "tool_text": "".join(getattr(c, "text", "") for c in result.content),
+        "failed_tool_error": bool(getattr(failed, "is_error", None) or getattr(failed, "isError", None)),
+        # The execute_tool spans' outcomes, as the SDK read them from mcp 2's CallToolResult.
+        "tool_outcomes": {
+            s.name: dict(s.attributes or {}).get("a365.tool.outcome")
+            for s in spans.get_finished_spans()
+            if s.name.startswith("execute_tool")
+        },
         "history_sent": sent.succeeded,
         "warm_tools": warm_tools,
         "warm_text": warm_text,

@@ -96,6 +96,7 @@ def mcp2_venv(tmp_path: Path) -> Path:
         python,
         *sorted(wheelhouse.glob("*.whl")),
         "microsoft-agents-hosting-core>=1.9.0",
+        "opentelemetry-sdk",  # the probe records the tool call spans
     )
     installed = run(UV, "pip", "freeze", "--python", python)
     assert "langchain" not in installed
@@ -110,6 +111,11 @@ def test_openai_extension_alone_runs_on_mcp_2(mcp2_venv: Path, emulator_process:
     assert report["server"] == "mail"
     assert "search_emails" in report["tools"]
     assert not report["tool_error"]
+    assert report["failed_tool_error"]
+    assert report["tool_outcomes"] == {
+        "execute_tool search_emails": "success",
+        "execute_tool send_email": "tool_error",  # mcp 2's CallToolResult.is_error, read by the SDK
+    }
     assert "report" in report["tool_text"].lower()
     assert report["history_sent"] is True
     recorded = httpx.get(f"{base_url}/_emulator/requests", timeout=10).json()

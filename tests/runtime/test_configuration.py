@@ -41,3 +41,23 @@ def test_callable_override_is_evaluated_at_each_access() -> None:
     config = RuntimeConfiguration(cluster_category=lambda: next(tenants))
     assert config.cluster_category == "tenant-a"
     assert config.cluster_category == "tenant-b"
+
+
+def test_a_subclass_sets_its_own_settings_through_the_public_set_overrides(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agents_a365.runtime.settings import Setting, parse_float
+
+    class Configuration(RuntimeConfiguration):
+        timeout = Setting("TEST_TIMEOUT", 10.0, parse_float)
+
+        def __init__(self, *, timeout: float | None = None, environment: str | None = None) -> None:
+            super().__init__(environment=environment)
+            self.set_overrides(timeout=timeout)
+
+    monkeypatch.setenv("TEST_TIMEOUT", "3")
+    assert Configuration().timeout == 3.0  # None overrides nothing
+    configured = Configuration(timeout=1.5, environment="Production")
+    assert (configured.timeout, configured.environment) == (1.5, "Production")
+    configured.set_overrides(timeout=lambda: 2.5, environment=None)  # None keeps the earlier override
+    assert (configured.timeout, configured.environment) == (2.5, "Production")

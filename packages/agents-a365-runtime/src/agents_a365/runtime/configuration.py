@@ -30,9 +30,14 @@ class RuntimeConfiguration:
         environment: Override[str] | None = None,
     ) -> None:
         self._overrides: dict[str, Any] = {}
-        self._set_overrides(cluster_category=cluster_category, environment=environment)
+        self.set_overrides(cluster_category=cluster_category, environment=environment)
 
-    def _set_overrides(self, **overrides: Any) -> None:
+    def set_overrides(self, **overrides: Any) -> None:
+        """Override settings of this instance by attribute name: a value, or a zero-argument callable
+        evaluated at every access; ``None`` leaves a setting as it is.
+
+        For subclasses that add :class:`~agents_a365.runtime.settings.Setting` attributes: their
+        ``__init__`` passes its own keyword arguments here (a private setting by its attribute name)."""
         self._overrides.update({k: v for k, v in overrides.items() if v is not None})
 
     @property

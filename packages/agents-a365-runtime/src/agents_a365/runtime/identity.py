@@ -15,22 +15,18 @@ from .tokens import get_app_id_from_token
 __all__ = ["get_application_name", "resolve_agent_identity"]
 
 
-def _is_agentic(activity: Any) -> bool:
-    check = getattr(activity, "is_agentic_request", None)
-    try:
-        return bool(check()) if callable(check) else False
-    except (AttributeError, TypeError):  # a partial activity (no recipient, say) is not agentic
-        return False
-
-
 def resolve_agent_identity(turn_context: TurnContextLike | None, auth_token: str | None) -> str:
     """The agentic app id used in gateway URLs.
 
     For an agentic request, the activity's agentic instance id; otherwise the app id
     (``appid`` > ``azp``) of ``auth_token``; ``""`` when neither is known.
     """
-    activity = getattr(turn_context, "activity", None) if turn_context is not None else None
-    if activity is not None and _is_agentic(activity):
+    activity: Any = getattr(turn_context, "activity", None)
+    try:
+        agentic = bool(activity.is_agentic_request())
+    except (AttributeError, TypeError):  # no activity, or a partial one (no recipient, say): not agentic
+        agentic = False
+    if agentic:
         instance_id = activity.get_agentic_instance_id()
         if instance_id:
             return str(instance_id)

@@ -45,18 +45,14 @@ class TokenExpiredError(InvalidTokenError):
     """The token's ``exp`` is in the past."""
 
 
-def _split(token: str) -> list[str]:
+def decode_token_payload(token: str) -> dict[str, Any]:
+    """Return the JWT payload claims without verifying the signature."""
     if not isinstance(token, str) or not token.strip():
         raise MalformedTokenError("token is empty")
     parts = token.strip().split(".")
     if len(parts) != 3 or not all(parts[:2]):
         raise MalformedTokenError(f"token must have 3 dot-separated parts, found {len(parts)}")
-    return parts
-
-
-def decode_token_payload(token: str) -> dict[str, Any]:
-    """Return the JWT payload claims without verifying the signature."""
-    payload = _split(token)[1]
+    payload = parts[1]
     try:
         raw = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
         claims = json.loads(raw)
@@ -83,17 +79,12 @@ def validate_token(token: str, *, leeway_seconds: float = 0.0, now: float | None
 
 
 def _claim(token: str | None, *names: str) -> str:
-    if not token or not token.strip():
-        return ""
     try:
-        claims = decode_token_payload(token)
+        claims = decode_token_payload(token)  # type: ignore[arg-type]  # None, "": MalformedTokenError
     except InvalidTokenError:
         return ""
-    for name in names:
-        value = claims.get(name)
-        if isinstance(value, str) and value:
-            return value
-    return ""
+    values = (claims.get(name) for name in names)
+    return next((value for value in values if isinstance(value, str) and value), "")
 
 
 def get_agent_id_from_token(token: str | None) -> str:

@@ -20,9 +20,7 @@ def get_sdk_version(distribution: str = RUNTIME_DISTRIBUTION) -> str:
         return "0.0.0"
 
 
-@functools.cache
-def _platform_part() -> str:
-    return f"{platform.system() or 'Unknown'}; Python {platform.python_version()}"
+_PLATFORM = f"{platform.system() or 'Unknown'}; Python {platform.python_version()}"
 
 
 def get_user_agent_header(orchestrator: str | None = None, *, distribution: str | None = None) -> str:
@@ -34,4 +32,4 @@ def get_user_agent_header(orchestrator: str | None = None, *, distribution: str 
     """
     orchestrator_part = f"; {orchestrator.strip()}" if orchestrator and orchestrator.strip() else ""
     sdk_version = get_sdk_version(distribution or RUNTIME_DISTRIBUTION)
-    return f"Agent365SDK/{sdk_version} ({_platform_part()}{orchestrator_part})"
+    return f"Agent365SDK/{sdk_version} ({_PLATFORM}{orchestrator_part})"

@@ -17,6 +17,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from ._mcp_errors import leaf as first_leaf
 from ._redact import describe_error, scrub
 from ._turn import TurnIdentity
 
@@ -49,28 +50,16 @@ _COUNTERS = {
 }
 
 
-class Instruments:
-    """One meter's histograms (seconds) and counters."""
+Instruments = dict[str, Any]  # one meter's histograms (seconds; ``.record``) and counters (``.add``) by key
 
-    __slots__ = ("_counters", "_histograms")
 
-    def __init__(self, meter: Any) -> None:
-        self._histograms = {
-            k: meter.create_histogram(n, unit="s", description=d) for k, (n, d) in _HISTOGRAMS.items()
-        }
-        self._counters = {
-            k: meter.create_counter(n, unit=u, description=d) for k, (n, u, d) in _COUNTERS.items()
-        }
-
-    def record(self, histogram: str, seconds: float, attributes: Mapping[str, Any]) -> None:
-        self._histograms[histogram].record(seconds, attributes)
-
-    def count(self, counter: str, attributes: Mapping[str, Any]) -> None:
-        self._counters[counter].add(1, attributes)
+def _instruments(meter: Any) -> Instruments:
+    made = {k: meter.create_histogram(n, unit="s", description=d) for k, (n, d) in _HISTOGRAMS.items()}
+    return made | {k: meter.create_counter(n, unit=u, description=d) for k, (n, u, d) in _COUNTERS.items()}
 
 
 _TRACER = _trace.get_tracer(SCOPE) if _trace is not None else None
-_INSTRUMENTS = Instruments(_metrics.get_meter(SCOPE)) if _metrics is not None else None
+_INSTRUMENTS = _instruments(_metrics.get_meter(SCOPE)) if _metrics is not None else None
 
 
 class _State:
@@ -101,7 +90,7 @@ def configure_telemetry(
         raise TypeError("record_tool_content must be a bool or None")
     api = _trace is not None
     _state.tracer = tracer_provider.get_tracer(SCOPE) if api and tracer_provider else None
-    _state.instruments = Instruments(meter_provider.get_meter(SCOPE)) if api and meter_provider else None
+    _state.instruments = _instruments(meter_provider.get_meter(SCOPE)) if api and meter_provider else None
     _state.record_content = record_tool_content
     _state.next_check = 0.0
 
@@ -156,8 +145,9 @@ class ToolCallSpan:
     def fail_with(self, exc: BaseException) -> None:
         """Mark the operation failed by ``exc`` (its type and scrubbed text, never the object)."""
 
-    def record_result(self, result: Any, *, is_error: bool = False) -> None:
-        """A tool call's result: ``is_error`` marks a tool error; content only when opted in."""
+    def record_result(self, result: Any, *, is_error: bool | None = None) -> None:
+        """A tool call's result: ``is_error`` marks a tool error (``None``: read from an MCP
+        ``CallToolResult``, see :func:`is_tool_error`); content only when opted in."""
 
     def __enter__(self) -> ToolCallSpan:
         return self
@@ -170,7 +160,7 @@ NULL_SPAN = ToolCallSpan()
 
 
 class _Live(ToolCallSpan):
-    __slots__ = ("_cm", "_failed", "_histogram", "_instruments", "_metric", "_span", "_start")
+    __slots__ = ("_cm", "_failed", "_histogram", "_metric", "_span", "_start")
 
     def __init__(
         self,
@@ -181,8 +171,8 @@ class _Live(ToolCallSpan):
         histogram: str | None,
         metric: dict[str, Any],
     ) -> None:
-        self._instruments = instruments() if histogram is not None else None
-        self._histogram = histogram
+        inst = instruments() if histogram is not None else None
+        self._histogram = inst[histogram] if inst is not None and histogram is not None else None
         self._metric = metric
         self._failed = False
         self._span: Any = None
@@ -204,8 +194,8 @@ class _Live(ToolCallSpan):
         try:
             if exc is not None and not self._failed:
                 self.fail_with(exc)
-            if self._instruments is not None and self._histogram is not None:
-                self._instruments.record(self._histogram, monotonic() - self._start, self._metric)
+            if self._histogram is not None:
+                self._histogram.record(monotonic() - self._start, self._metric)
         finally:
             if self._cm is not None:
                 self._cm.__exit__(None, None, None)  # the exception itself never reaches the SDK
@@ -228,20 +218,26 @@ class _Live(ToolCallSpan):
             )
 
     def fail_with(self, exc: BaseException) -> None:
-        leaf = exc
-        while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
-            leaf = leaf.exceptions[0]
+        leaf = first_leaf(exc)
         self.fail(type(leaf).__qualname__, describe_error(exc))
         if self._span is not None:
             attributes = {"exception.type": type(leaf).__qualname__, "exception.message": scrub(leaf)}
             self._span.add_event("exception", attributes)
 
-    def record_result(self, result: Any, *, is_error: bool = False) -> None:
+    def record_result(self, result: Any, *, is_error: bool | None = None) -> None:
+        if is_error is None:
+            is_error = is_tool_error(result)
         self.set("a365.tool.outcome", "tool_error" if is_error else "success")
         if is_error:
             self.fail("tool_error")
         if self._span is not None and record_tool_content():
             self.set("gen_ai.tool.call.result", content_text(result))
+
+
+def is_tool_error(result: Any) -> bool:
+    """Whether an MCP ``CallToolResult`` reports a tool error: its public field is ``isError`` in mcp 1.x
+    and ``is_error`` in mcp 2.x (``isError`` only on the wire there)."""
+    return getattr(result, "is_error", None) is True or getattr(result, "isError", None) is True
 
 
 def content_text(value: Any) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextvars
 import functools
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -27,15 +28,13 @@ from .errors import ChatHistorySendError
 __all__ = ["cache_lookup", "mcp_session_span", "rtp_attempt", "traced_mcp_listing", "traced_rtp_send"]
 
 
+@dataclass(slots=True)
 class _Send:
     """What the attempts of one send tell their parent."""
 
-    __slots__ = ("attempts", "last_cause", "span")
-
-    def __init__(self, span: ToolCallSpan) -> None:
-        self.span = span
-        self.attempts = 0
-        self.last_cause: str | None = None
+    span: ToolCallSpan
+    attempts: int = 0
+    last_cause: str | None = None
 
 
 _CURRENT: contextvars.ContextVar[_Send | None] = contextvars.ContextVar("a365_rtp_send", default=None)
@@ -85,7 +84,7 @@ def _finish(state: _Send, result: OperationResult) -> None:
     span.metric("a365.rtp.outcome", outcome)
     inst = instruments()
     if inst is not None:
-        inst.count("rtp_sends", {"a365.rtp.outcome": outcome, **({"error.type": cause} if cause else {})})
+        inst["rtp_sends"].add(1, {"a365.rtp.outcome": outcome, **({"error.type": cause} if cause else {})})
 
 
 class _Attempt:
@@ -140,7 +139,7 @@ def rtp_attempt(method: str, url: str) -> _Attempt:
     resend = state.attempts - 1
     inst = instruments()
     if resend and inst is not None:
-        inst.count("rtp_retries", {"a365.rtp.retry_reason": state.last_cause or "unknown"})
+        inst["rtp_retries"].add(1, {"a365.rtp.retry_reason": state.last_cause or "unknown"})
     span = operation(
         method,
         client=True,
@@ -188,8 +187,6 @@ def traced_mcp_listing(function: _F) -> _F:
 
     @functools.wraps(function)
     async def listing(server_name: str, server: Any, **kwargs: Any) -> Any:
-        if not enabled():
-            return await function(server_name, server, **kwargs)
         with mcp_session_span(server_name, str(server.url), method="tools/list") as span:
             tools = await function(server_name, server, **kwargs)
             span.set("a365.mcp.tool_count", len(tools))
@@ -213,4 +210,4 @@ def cache_lookup(cache: str, *, hit: bool) -> None:
         get_current_span().set_attribute("a365.cache.hit", hit)
     inst = instruments()
     if inst is not None:
-        inst.count("cache_hits" if hit else "cache_misses", {"a365.cache.name": cache})
+        inst["cache_hits" if hit else "cache_misses"].add(1, {"a365.cache.name": cache})

@@ -34,24 +34,16 @@ def _text(value: Any) -> str | None:
 
 
 def _first(*values: Any) -> str | None:
-    for value in values:
-        text = _text(value)
-        if text is not None:
-            return text
-    return None
+    return next(filter(None, map(_text, values)), None)
 
 
 def _agent_id(activity: Any) -> str | None:
-    getter = getattr(activity, "get_agentic_instance_id", None)
-    if callable(getter):
-        try:
-            value = _text(getter())
-        except Exception:  # an activity that is not agentic may refuse: fall back
-            value = None
-        if value is not None:
-            return value
+    try:
+        instance_id = activity.get_agentic_instance_id()
+    except Exception:  # no such method, or an activity that is not agentic refuses: fall back
+        instance_id = None
     recipient = getattr(activity, "recipient", None)
-    return _first(getattr(recipient, "agentic_app_id", None), getattr(recipient, "id", None))
+    return _first(instance_id, getattr(recipient, "agentic_app_id", None), getattr(recipient, "id", None))
 
 
 def channel_of(activity: Any) -> tuple[str | None, str | None]:
@@ -67,20 +59,15 @@ def channel_of(activity: Any) -> tuple[str | None, str | None]:
     return _text(head), _text(tail)
 
 
+_TENANT_HOLDERS = ("conversation", "recipient", "from_property")  # in this order of precedence
+
+
 def _tenant_id(activity: Any) -> str | None:
-    conversation = getattr(activity, "conversation", None)
-    recipient = getattr(activity, "recipient", None)
-    sender = getattr(activity, "from_property", None)
     channel_data = getattr(activity, "channel_data", None)
-    from_channel_data = None
-    if isinstance(channel_data, dict):
-        tenant = channel_data.get("tenant")
-        from_channel_data = tenant.get("id") if isinstance(tenant, dict) else None
+    tenant = channel_data.get("tenant") if isinstance(channel_data, dict) else None
     return _first(
-        getattr(conversation, "tenant_id", None),
-        getattr(recipient, "tenant_id", None),
-        getattr(sender, "tenant_id", None),
-        from_channel_data,
+        *(getattr(getattr(activity, holder, None), "tenant_id", None) for holder in _TENANT_HOLDERS),
+        tenant.get("id") if isinstance(tenant, dict) else None,
     )
 
 
@@ -120,9 +107,7 @@ class TurnKey:
     @classmethod
     def of(cls, turn_context: TurnContextLike | None) -> TurnKey | None:
         activity = getattr(turn_context, "activity", None)
-        if activity is None:
-            return None
-        identity = read_activity(activity)
-        if identity.user_id is None:
+        identity = read_activity(activity) if activity is not None else None
+        if identity is None or identity.user_id is None:
             return None
         return cls(tenant=identity.tenant_id, agent=identity.agent_id, user=identity.user_id)

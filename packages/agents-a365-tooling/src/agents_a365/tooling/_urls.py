@@ -27,9 +27,7 @@ def path_segment(value: str) -> str:
     return quote(value, safe="")
 
 
-def is_loopback_host(host: str | None) -> bool:
-    if not host:
-        return False
+def is_loopback_host(host: str) -> bool:
     if host.lower() == "localhost":
         return True
     try:

@@ -130,7 +130,7 @@ class ToolingConfiguration(RuntimeConfiguration):
         super().__init__(cluster_category=cluster_category, environment=environment)
         if isinstance(manifest_path, str):
             manifest_path = Path(manifest_path)
-        self._set_overrides(
+        self.set_overrides(
             mcp_platform_endpoint=mcp_platform_endpoint,
             mcp_platform_authentication_scope=mcp_platform_authentication_scope,
             _use_tooling_manifest=use_tooling_manifest,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import uuid
-from typing import Any
 from urllib.parse import quote
 
 from agents_a365.runtime import TurnContextLike, get_agent_id_from_token, get_application_name
@@ -37,22 +36,13 @@ def clean_header_value(value: object) -> str:
     return quote(cleaned, safe=_PRINTABLE_ASCII, errors="surrogatepass")
 
 
-def _activity(turn_context: TurnContextLike | None) -> Any:
-    return getattr(turn_context, "activity", None) if turn_context is not None else None
-
-
 def resolve_agent_id_header(turn_context: TurnContextLike | None, identity_token: str | None) -> str | None:
     """``x-ms-agentid``: the sender's agentic app blueprint id, then token claims, then the app name."""
-    sender = getattr(_activity(turn_context), "from_property", None)
+    sender = getattr(getattr(turn_context, "activity", None), "from_property", None)
     blueprint = getattr(sender, "agentic_app_blueprint_id", None)
     if isinstance(blueprint, str) and blueprint.strip():
         return blueprint
     return get_agent_id_from_token(identity_token) or get_application_name()
-
-
-def _channel_parts(turn_context: TurnContextLike | None) -> tuple[str | None, str | None]:
-    activity = _activity(turn_context)
-    return (None, None) if activity is None else channel_of(activity)
 
 
 def build_request_headers(
@@ -73,6 +63,7 @@ def build_request_headers(
     Every value is stripped of control characters; empty values are left out.
     """
     headers: dict[str, str] = {}
+    activity = getattr(turn_context, "activity", None)
 
     def put(name: str, value: object) -> None:
         if value is None:
@@ -85,11 +76,10 @@ def build_request_headers(
         put(Headers.AUTHORIZATION, f"Bearer {auth_token}")
     put(Headers.USER_AGENT, _user_agent(orchestrator_name, distribution=distribution or TOOLING_DISTRIBUTION))
     put(Headers.AGENT_ID, resolve_agent_id_header(turn_context, identity_token or auth_token))
-    channel, sub_channel = _channel_parts(turn_context)
+    channel, sub_channel = (None, None) if activity is None else channel_of(activity)
     put(Headers.CHANNEL_ID, channel)
     put(Headers.SUBCHANNEL_ID, sub_channel)
     if correlation_id:
-        activity_id = getattr(_activity(turn_context), "id", None)
-        put(Headers.CORRELATION_ID, activity_id or str(uuid.uuid4()))
-        headers.setdefault(Headers.CORRELATION_ID, str(uuid.uuid4()))
+        put(Headers.CORRELATION_ID, getattr(activity, "id", None))
+        headers.setdefault(Headers.CORRELATION_ID, str(uuid.uuid4()))  # no id, or one cleaned to nothing
     return headers

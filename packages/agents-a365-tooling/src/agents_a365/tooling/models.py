@@ -64,7 +64,7 @@ class MCPServerConfig(_WireModel):
 class ToolingManifestEntry(_WireModel):
     """An entry of ``ToolingManifest.json`` or of the gateway's answer."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="ignore")
+    # Unknown fields are ignored (pydantic's default): the gateway may add some.
 
     mcp_server_name: str | None = None
     mcp_server_unique_name: str | None = None
@@ -83,10 +83,8 @@ class ToolingManifestEntry(_WireModel):
 
     @property
     def name(self) -> str | None:
-        for candidate in (self.mcp_server_name, self.mcp_server_unique_name):
-            if candidate and candidate.strip():
-                return candidate.strip()
-        return None
+        names = (self.mcp_server_name, self.mcp_server_unique_name)
+        return next((name.strip() for name in names if name and name.strip()), None)
 
 
 def as_utc(value: datetime) -> datetime:

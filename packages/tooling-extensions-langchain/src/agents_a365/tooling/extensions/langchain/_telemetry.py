@@ -32,7 +32,7 @@ def traced_tool_calls(server_name: str) -> ToolCallInterceptor:
             turn=context if isinstance(context, TurnIdentity) else None,
         ) as span:
             result = await handler(request)
-            span.record_result(result, is_error=getattr(result, "isError", False) is True)
+            span.record_result(result)
             return result
 
     return trace_call

@@ -1,36 +1,90 @@
-"""The MCP servers registered for one agent (one turn): listed together, closed together."""
+"""The MCP servers registered for one agent (one turn): their options checked, listed together, built with
+their tool names resolved, closed together."""
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from agents.mcp import MCPServer
 from mcp.types import Tool
 
-from agents_a365.tooling import MCPServerConfig, McpServerConnectionError, McpToolServerConfigurationService
-from agents_a365.tooling.extensibility import scrub
+from agents_a365.tooling import (
+    MCPServerConfig,
+    McpServerConnectionError,
+    McpToolServerConfigurationService,
+    ToolDefinitionCache,
+)
+from agents_a365.tooling.extensibility import McpSessionPool, describe_error, resolve_tool_names
 
 from ._server import A365MCPServer
 
-__all__ = ["McpServerConnections", "list_ahead"]
+__all__ = ["McpServerConnections", "build_servers", "check_server_options", "list_ahead", "server_url"]
 
 logger = logging.getLogger(__name__)
+
+# What ``server_options`` may set: ``MCPServer``'s own arguments (those of the installed openai-agents)
+# and the two ``MCPServerStreamableHttp`` ones the server implements.
+SERVER_OPTIONS = frozenset(
+    {"cache_tools_list", "tool_filter"}
+    | {n for n in inspect.signature(MCPServer.__init__).parameters if n != "self"}
+)
+
+
+def check_server_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``options`` as a dict; ``ValueError`` naming any option the servers do not take."""
+    unknown = set(options or {}) - SERVER_OPTIONS
+    if unknown:
+        raise ValueError(
+            f"server_options cannot set {sorted(unknown)}: the servers take {sorted(SERVER_OPTIONS)} "
+            "(url, headers and name come from discovery)"
+        )
+    return dict(options or {})
+
+
+def server_url(server: MCPServer) -> str | None:
+    """The URL of an HTTP-based SDK server (ours, streamable HTTP or SSE), else ``None``."""
+    params = getattr(server, "params", None)
+    url = params.get("url") if isinstance(params, Mapping) else getattr(server, "url", None)
+    return url if isinstance(url, str) and url.strip() else None
+
+
+def build_servers(
+    listed: Sequence[tuple[MCPServerConfig, Sequence[Tool]]],
+    *,
+    own_tools: Iterable[Any],
+    new_pool: Callable[[], McpSessionPool],
+    options: Mapping[str, Any],
+    tool_cache: ToolDefinitionCache | None = None,
+) -> list[A365MCPServer]:
+    """One server per listed config, each with its own session pool from ``new_pool``; a tool name
+    clashing with another tool (one of ``own_tools``, the agent's function tools, or another server's) is
+    exposed under the tooling core's rule."""
+    own = [name for name in (getattr(t, "name", None) for t in own_tools) if isinstance(name, str)]
+    exposed = resolve_tool_names(own, {c.mcp_server_name: [t.name for t in tools] for c, tools in listed})
+    return [
+        A365MCPServer(
+            config,
+            tools,
+            pool=new_pool(),
+            tool_cache=tool_cache,
+            exposed_names=exposed[config.mcp_server_name],
+            **options,
+        )
+        for config, tools in listed
+    ]
 
 
 def _failure(config: MCPServerConfig, exc: Exception) -> McpServerConnectionError:
     if isinstance(exc, McpServerConnectionError):  # the core's: names the server and says why already
         return exc
-    text = scrub(exc)
     name, url = config.mcp_server_name, config.url
-    error = McpServerConnectionError(
-        f"MCP server {name!r} at {url} could not be listed: {type(exc).__name__}{': ' + text if text else ''}",
-        server_name=name,
-        url=url,
-    )
+    text = f"MCP server {name!r} at {url} could not be listed: {describe_error(exc)}"  # token-shaped text redacted
+    error = McpServerConnectionError(text, server_name=name, url=url)
     error.__cause__ = exc
     return error
 

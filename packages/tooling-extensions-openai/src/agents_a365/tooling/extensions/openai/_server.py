@@ -9,10 +9,16 @@ Nothing of the SDK's own servers is used, so no private attribute of openai-agen
 
 A tool whose name clashes with another tool is exposed under the tooling core's rule
 (``<server>_<tool>``): the model sees that name, the server is called with its own.
+
+Each tool call is one GenAI ``execute_tool`` span. The Agents SDK passes no call id to ``call_tool``; it
+does pass the run's ``ToolContext`` (which has ``tool_call_id``) to the server's ``tool_meta_resolver``
+just before, in the task that then starts the call: the resolver is wrapped to note that id (and the
+tool's name, so a stale id is never used) in a context variable that the call's task inherits.
 """
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -20,6 +26,7 @@ from typing import Any, TypeVar
 
 from agents.mcp import MCPServer, ToolFilter, ToolFilterContext
 from agents.run_context import RunContextWrapper
+from mcp import ClientSession
 from mcp.types import (
     CallToolResult,
     GetPromptResult,
@@ -31,15 +38,15 @@ from mcp.types import (
 )
 
 from agents_a365.tooling import MCPServerConfig, ToolDefinitionCache
-from agents_a365.tooling.extensibility import McpSessionPool, check_turn, scrubbed
-
-from ._telemetry import noting_call_id, traced_call_tool
+from agents_a365.tooling.extensibility import McpSessionPool, check_turn, scrubbed, tool_call_span
 
 __all__ = ["A365MCPServer"]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+# (tool name, call id) noted by the tool_meta_resolver for the call that follows in the same task.
+_CALL: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar("a365_mcp_call", default=None)
 
 
 class A365MCPServer(MCPServer):
@@ -96,7 +103,14 @@ class A365MCPServer(MCPServer):
 
     @tool_meta_resolver.setter
     def tool_meta_resolver(self, resolver: Any) -> None:
-        self._resolver = noting_call_id(resolver)
+        def resolve(context: Any) -> Any:
+            call_id = getattr(getattr(context, "run_context", None), "tool_call_id", None)
+            tool_name = getattr(context, "tool_name", None)
+            if isinstance(call_id, str) and isinstance(tool_name, str):
+                _CALL.set((tool_name, call_id))
+            return None if resolver is None else resolver(context)
+
+        self._resolver = resolve
 
     def __repr__(self) -> str:
         return f"A365MCPServer({self.name!r}, url={self.url!r}, tools={len(self._tools)})"
@@ -143,12 +157,8 @@ class A365MCPServer(MCPServer):
         spec = self.tool_filter
         if isinstance(spec, Mapping):
             allowed, blocked = spec.get("allowed_tool_names"), spec.get("blocked_tool_names") or ()
-            return [
-                t
-                for t in tools
-                if (allowed is None or self._original(t.name) in allowed)
-                and self._original(t.name) not in blocked
-            ]
+            named = [(t, self._original(t.name)) for t in tools]  # the filter names the server's own
+            return [t for t, name in named if (allowed is None or name in allowed) and name not in blocked]
         if run_context is None or agent is None:
             raise ValueError("run_context and agent are required for a callable tool_filter")
         context = ToolFilterContext(run_context=run_context, agent=agent, server_name=self.name)
@@ -159,11 +169,9 @@ class A365MCPServer(MCPServer):
                 if inspect.isawaitable(keep):
                     keep = await keep
             except Exception as exc:
+                failure = type(exc).__name__
                 logger.warning(
-                    "tool_filter failed for tool %r of %r (%s): left out",
-                    tool.name,
-                    self.name,
-                    type(exc).__name__,
+                    "tool_filter failed for tool %r of %r (%s): left out", tool.name, self.name, failure
                 )
                 keep = False
             if keep:
@@ -173,53 +181,50 @@ class A365MCPServer(MCPServer):
     def _original(self, name: str) -> str:
         return self._originals.get(name, name)
 
-    @traced_call_tool
     async def call_tool(
         self, tool_name: str, arguments: dict[str, Any] | None, meta: dict[str, Any] | None = None
     ) -> CallToolResult:
-        check_turn(self.config.identity, what=f"MCP server {self.name!r}")
-        name = self._original(tool_name)
-        try:
-            return await self._run(
-                lambda pool: pool.call_tool(
-                    self.config, name, arguments, meta=meta, output_schema=self._output_schemas.get(name)
+        noted = _CALL.get()
+        call_id = noted[1] if noted is not None and noted[0] == tool_name else None
+        with tool_call_span(self.name, tool_name, call_id, arguments=arguments) as span:
+            check_turn(self.config.identity, what=f"MCP server {self.name!r}")
+            name = self._original(tool_name)
+            schema = self._output_schemas.get(name)
+            try:
+                result = await self._run(
+                    lambda pool: pool.call_tool(self.config, name, arguments, meta=meta, output_schema=schema)
                 )
-            )
-        except Exception as exc:
-            # The call failed (not the tool: that is an isError result): list the server again next turn.
-            if self._tool_cache is not None:
-                self._tool_cache.invalidate(self.url, self.config.headers)
-            clean = scrubbed(exc)
-            if clean is exc:
-                raise
-        # Raised outside the handler, so the original (with the server's text) is not its context.
-        raise clean
+            except Exception as exc:
+                # The call failed (not the tool: that is an isError result): list the server again next turn.
+                if self._tool_cache is not None:
+                    self._tool_cache.invalidate(self.url, self.config.headers)
+                clean = scrubbed(exc)
+                if clean is exc:
+                    raise
+            else:
+                span.record_result(result)
+                return result
+            # Raised outside the handler, so the original (with the server's text) is not its context.
+            raise clean
 
     # -- prompts and resources: straight to the session ------------------------------------------
+    async def _session(self, operation: Callable[[ClientSession], Awaitable[T]]) -> T:
+        return await self._run(lambda pool: pool.run(self.config, operation, idempotent=True))
+
     async def list_prompts(self) -> ListPromptsResult:
-        return await self._run(
-            lambda pool: pool.run(self.config, lambda s: s.list_prompts(), idempotent=True)
-        )
+        return await self._session(lambda s: s.list_prompts())
 
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None) -> GetPromptResult:
-        return await self._run(
-            lambda pool: pool.run(self.config, lambda s: s.get_prompt(name, arguments), idempotent=True)
-        )
+        return await self._session(lambda s: s.get_prompt(name, arguments))
 
     async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
-        return await self._run(
-            lambda pool: pool.run(self.config, lambda s: s.list_resources(cursor), idempotent=True)
-        )
+        return await self._session(lambda s: s.list_resources(cursor))
 
     async def list_resource_templates(self, cursor: str | None = None) -> ListResourceTemplatesResult:
-        return await self._run(
-            lambda pool: pool.run(self.config, lambda s: s.list_resource_templates(cursor), idempotent=True)
-        )
+        return await self._session(lambda s: s.list_resource_templates(cursor))
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
-        return await self._run(
-            lambda pool: pool.run(self.config, lambda s: s.read_resource(uri), idempotent=True)  # type: ignore[arg-type]
-        )
+        return await self._session(lambda s: s.read_resource(uri))  # type: ignore[arg-type]
 
 
 def _output_schema(tool: Tool) -> dict[str, Any] | None:

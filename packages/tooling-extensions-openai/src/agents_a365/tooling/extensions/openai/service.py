@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
 from typing import Any, Final, TypeVar
 
 from agents import Agent
@@ -17,10 +17,9 @@ from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfig
 from agents_a365.tooling.extensibility import McpSessionPool, check_limit, keyword_aliases, unique_servers
 from agents_a365.tooling.extension_base import ExtensionServiceBase
 
-from ._connections import McpServerConnections, list_ahead
+from ._connections import McpServerConnections, build_servers, check_server_options, list_ahead, server_url
 from ._conversion import to_chat_history_messages
 from ._server import A365MCPServer
-from ._servers import build_servers, check_server_options, server_url
 
 __all__ = ["ORCHESTRATOR_NAME", "McpToolRegistrationService"]
 
@@ -80,7 +79,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
 
     async def cleanup_all_servers(self) -> None:
         """Close every MCP server this service connected (Microsoft's name); the service stays usable."""
-        open_now = {entry[1] for entry in self._open.values()} | self._live
+        open_now = set(self._live)  # those of self._open too, until they are closed
         self._open.clear()
         self._live.clear()
         await asyncio.gather(*(connections.aclose() for connections in open_now), *self._closing)
@@ -143,8 +142,8 @@ class McpToolRegistrationService(ExtensionServiceBase):
             auth_handler_name,
             turn_context,
             auth_token,
-            skip_unreachable=skip_unreachable,
-            server_options=server_options,
+            skip_unreachable,
+            server_options,
         )
         earlier = self._open.pop(id(agent), None)  # `agent` is a clone this service returned
         if earlier is not None:
@@ -163,7 +162,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
             return
         await entry[1].aclose()
 
-    @asynccontextmanager
+    @contextlib.asynccontextmanager
     async def connected_agent(
         self,
         agent: Agent[TContext],
@@ -182,13 +181,10 @@ class McpToolRegistrationService(ExtensionServiceBase):
             auth_handler_name,
             turn_context,
             auth_token,
-            skip_unreachable=skip_unreachable,
-            server_options=server_options,
+            skip_unreachable,
+            server_options,
         )
-        if connections is None:
-            yield clone
-            return
-        async with connections:
+        async with connections if connections is not None else contextlib.nullcontext():
             yield clone
 
     async def _register(
@@ -198,7 +194,6 @@ class McpToolRegistrationService(ExtensionServiceBase):
         auth_handler_name: str | None,
         turn_context: TurnContextLike,
         auth_token: str | None,
-        *,
         skip_unreachable: bool,
         server_options: Mapping[str, Any] | None,
     ) -> tuple[Agent[TContext], McpServerConnections | None]:
@@ -208,15 +203,10 @@ class McpToolRegistrationService(ExtensionServiceBase):
             raise ValueError("turn_context is required")
         options = check_server_options(server_options)
         existing = [s for s in agent.mcp_servers or [] if not isinstance(s, A365MCPServer)]
-        if len(existing) < len(agent.mcp_servers or []):
-            replaced = [s.name for s in agent.mcp_servers if isinstance(s, A365MCPServer)]
+        if replaced := [s.name for s in agent.mcp_servers or [] if isinstance(s, A365MCPServer)]:
             logger.debug("replacing the Agent 365 MCP servers of an earlier turn: %s", ", ".join(replaced))
         discovered = await self.configuration_service.list_tool_servers(
-            turn_context,
-            authorization,
-            auth_handler_name,
-            auth_token,
-            self.tool_options(None),
+            turn_context, authorization, auth_handler_name, auth_token, self.tool_options(None)
         )
         known = [url for url in map(server_url, existing) if url is not None]
         configs = unique_servers(discovered, known)  # a server already on the agent is not added again
@@ -228,24 +218,17 @@ class McpToolRegistrationService(ExtensionServiceBase):
         listed, skipped = await list_ahead(
             self.configuration_service, configs, skip_unreachable=skip_unreachable
         )
+        tool_cache = self.configuration_service.tool_definitions
         servers = build_servers(
-            listed,
-            own_tools=agent.tools,
-            new_pool=self._new_pool,
-            options=options,
-            tool_cache=self.configuration_service.tool_definitions,
+            listed, own_tools=agent.tools, new_pool=self._new_pool, options=options, tool_cache=tool_cache
         )
-        connections = McpServerConnections(servers, skipped)
         if not servers:
             return agent.clone(mcp_servers=existing), None
+        connections = McpServerConnections(servers, skipped)
         self._live.add(connections)
         connections.on_close(self._live.discard)
-        logger.info(
-            "added %d MCP server(s) to agent %r: %s",
-            len(servers),
-            agent.name,
-            ", ".join(s.name for s in servers),
-        )
+        names = ", ".join(s.name for s in servers)
+        logger.info("added %d MCP server(s) to agent %r: %s", len(servers), agent.name, names)
         return agent.clone(mcp_servers=[*existing, *servers]), connections
 
     def _new_pool(self) -> McpSessionPool:
