@@ -41,12 +41,17 @@ def measure() -> dict[str, float]:
     for n, repeats in SIZES.items():
         items = make_openai_items(n)
         lc = [
-            HumanMessage(i["content"], id=i["id"]) if i["role"] == "user" else AIMessage(i["content"][0]["text"], id=i["id"])
+            HumanMessage(i["content"], id=i["id"])
+            if i["role"] == "user"
+            else AIMessage(i["content"][0]["text"], id=i["id"])
             for i in items
         ]
         runs: dict[str, list[float]] = {"LangChain": [], "OpenAI": []}
         for _ in range(repeats):
-            for name, convert, source in (("LangChain", convert_messages, lc), ("OpenAI", to_chat_history_messages, items)):
+            for name, convert, source in (
+                ("LangChain", convert_messages, lc),
+                ("OpenAI", to_chat_history_messages, items),
+            ):
                 t0 = time.perf_counter()
                 assert len(convert(source)) == n
                 runs[name].append(time.perf_counter() - t0)

@@ -134,7 +134,12 @@ def _row(native: tuple[Any, Any, Any, Any] | None, now: datetime) -> Row | None:
     if not isinstance(ident, str) or not ident.strip():
         ident = str(uuid.uuid4())
     stamp = coerce_timestamp(source_time) if source_time is not None else None
-    return {"id": sendable(ident), "role": sendable(role), "content": sendable(text), "timestamp": stamp or now}
+    return {
+        "id": sendable(ident),
+        "role": sendable(role),
+        "content": sendable(text),
+        "timestamp": stamp or now,
+    }
 
 
 def convert_native(item: Any, read: NativeReader, now: datetime | None = None) -> ChatHistoryMessage | None:

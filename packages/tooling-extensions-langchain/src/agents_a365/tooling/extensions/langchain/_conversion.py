@@ -145,8 +145,14 @@ def read_message(message: Any) -> tuple[Any, Any, Any, Any] | None:
     if type(message) in _PLAIN:
         content, kind = getattr(message, "content", None), getattr(message, "type", None)
         if type(content) is str and type(kind) is str and kind in ROLE_BY_TYPE:
-            text = content if content.strip() else None
-            return ROLE_BY_TYPE[kind], text, getattr(message, "id", None), None
+            return (
+                (ROLE_BY_TYPE[kind], content, getattr(message, "id", None), None) if content.strip() else None
+            )
+    return _read(message)
+
+
+def _read(message: Any) -> tuple[Any, Any, Any, Any] | None:
+    """The general reading, for any message (what :func:`read_message` gives for the common ones too)."""
     text = extract_text(message)
     return None if text is None else (map_role(message), text, getattr(message, "id", None), None)
 

@@ -109,6 +109,11 @@ def read_item(item: Any) -> tuple[Any, Any, Any, Any] | None:
             role = TOOL_OUTPUT_ROLE if kind in TOOL_OUTPUT_TYPES else item.get("role")
             stamp = item.get("created_at")
             return role, text, item.get("id"), item.get("timestamp") if stamp is None else stamp
+    return _read(item)
+
+
+def _read(item: Any) -> tuple[Any, Any, Any, Any] | None:
+    """The general reading, for any item (what :func:`read_item` gives for session dicts too)."""
     text = extract_text(item)
     if text is None:
         return None
