@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from pydantic import TypeAdapter, ValidationError
 
-from .models import ChatHistoryMessage, as_utc
+from .models import ChatHistoryMessage
 
 __all__ = [
     "PART_SEPARATOR",
@@ -142,10 +142,16 @@ def _row(native: tuple[Any, Any, Any, Any] | None, now: datetime) -> Row | None:
     }
 
 
+def _stamp(now: Any) -> Any:
+    """``now`` in UTC once per history (else every message converts it); what validation accepts
+    (ISO text, epoch seconds) as before; the current time when ``None``."""
+    return datetime.now(UTC) if now is None else coerce_timestamp(now) or now
+
+
 def convert_native(item: Any, read: NativeReader, now: datetime | None = None) -> ChatHistoryMessage | None:
     """One message by the general path, or ``None`` when it has no text or role. May raise for
     exotic objects (a reader that raises); :func:`build_chat_history` never does."""
-    row = _row(read(item), as_utc(now) if now is not None else datetime.now(UTC))
+    row = _row(read(item), _stamp(now))
     return None if row is None else ChatHistoryMessage(**row)
 
 
@@ -170,7 +176,7 @@ def build_chat_history(
     wanted = check_limit(limit)
     if wanted is not None:
         items = items[len(items) - wanted :] if wanted else []
-    stamp = as_utc(now) if now is not None else datetime.now(UTC)
+    stamp = _stamp(now)
     rows: list[Row] = []
     skipped = skipped_quiet = 0
     for item in items:
