@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
+import anyio
 import httpx
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -53,7 +54,14 @@ class FloorUser:
         async with http.get(f"{base_url}/agents/v2/{agent_id}/mcpServers", headers=headers) as response:
             response.raise_for_status()
             entries = (await response.json())["mcpServers"]
-        self._http = httpx.AsyncClient(headers=headers, verify=_TLS, timeout=httpx.Timeout(30, read=300))
+        # Keep-alive expiry under the servers' 5 s (uvicorn's): a request on a connection the server is
+        # closing fails, and the raw client does not retry (the SDK does the same: 4 s and one retry).
+        self._http = httpx.AsyncClient(
+            headers=headers,
+            verify=_TLS,
+            timeout=httpx.Timeout(30, read=300),
+            limits=httpx.Limits(keepalive_expiry=4),
+        )
         ready: list[asyncio.Future[_Server]] = []
         for entry in entries:
             future: asyncio.Future[_Server] = asyncio.get_running_loop().create_future()
@@ -98,7 +106,7 @@ class Floor:
         self._issuer = TokenIssuer(secret)
         self._users: dict[str, FloorUser] = {}
         self._opening: dict[str, asyncio.Future[FloorUser]] = {}
-        self.http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=100))
+        self.http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=100, keepalive_timeout=4))
 
     async def user(self, user_id: str, agent_id: str) -> FloorUser:
         if user_id in self._users:
@@ -120,6 +128,22 @@ class Floor:
             raise
         finally:
             del self._opening[user_id]
+
+    async def call(self, user_id: str, agent_id: str, server: str, tool: str, arguments: Any) -> Any:
+        """``tools/call`` on the user's kept session; a session whose transport died (the raw client does
+        not reconnect) is reopened once, with the user's other sessions."""
+        for attempt in (1, 2):
+            user = await self.user(user_id, agent_id)
+            session = next(s.session for s in user.servers if s.name == server)
+            try:
+                return await session.call_tool(tool, arguments)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, httpx.TransportError):
+                if attempt == 2:
+                    raise
+                if self._users.get(user_id) is user:
+                    del self._users[user_id]
+                    await user.close()
+        raise AssertionError("unreachable")
 
     async def send_history(self, user: FloorUser, activity: Any, history: list[dict[str, str]]) -> None:
         body = {
@@ -145,6 +169,17 @@ def history_entry(message_id: str, role: str, content: str) -> dict[str, str]:
     return {"id": message_id, "role": role, "content": content, "timestamp": datetime.now(UTC).isoformat()}
 
 
+class _Calls:
+    """What the LangChain adapter's tool calls (``call_tool``), routed through :meth:`Floor.call`."""
+
+    def __init__(self, floor: Floor, user_id: str, agent_id: str, server: str) -> None:
+        self._target = (floor, user_id, agent_id, server)
+
+    async def call_tool(self, name: str, arguments: Any = None, *args: Any, **kwargs: Any) -> Any:
+        floor, user_id, agent_id, server = self._target
+        return await floor.call(user_id, agent_id, server, name, arguments)
+
+
 # -- the two orchestrators over the kept sessions ----------------------------------------------------------
 
 
@@ -156,9 +191,12 @@ async def langchain_turn(floor: Floor, turn: Any, agent_id: str) -> None:
     from langgraph.checkpoint.memory import InMemorySaver
 
     activity = turn.activity
-    user = await floor.user(activity.from_property.aad_object_id or activity.from_property.id, agent_id)
+    user_id = activity.from_property.aad_object_id or activity.from_property.id
+    user = await floor.user(user_id, agent_id)
     tools = [
-        convert_mcp_tool_to_langchain_tool(server.session, tool).model_copy(update={"name": name})
+        convert_mcp_tool_to_langchain_tool(_Calls(floor, user_id, agent_id, server.name), tool).model_copy(  # type: ignore[arg-type]
+            update={"name": name}
+        )
         for name, server, tool in user.named_tools()
     ]
     agent = create_agent(
@@ -181,11 +219,14 @@ async def openai_turn(floor: Floor, turn: Any, agent_id: str) -> None:
     from agents import Agent, FunctionTool, Runner, SQLiteSession
 
     activity = turn.activity
-    user = await floor.user(activity.from_property.aad_object_id or activity.from_property.id, agent_id)
+    user_id = activity.from_property.aad_object_id or activity.from_property.id
+    user = await floor.user(user_id, agent_id)
 
     def function_tool(name: str, server: _Server, tool: Tool) -> FunctionTool:
         async def invoke(_: Any, arguments: str) -> str:
-            result = await server.session.call_tool(tool.name, json.loads(arguments or "{}"))
+            result = await floor.call(
+                user_id, agent_id, server.name, tool.name, json.loads(arguments or "{}")
+            )
             return json.dumps([c.model_dump(mode="json") for c in result.content])
 
         return FunctionTool(

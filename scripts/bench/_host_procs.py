@@ -152,7 +152,9 @@ async def start_host(
     return Host(label, line.split()[1], process, log)
 
 
-def stop_host(host: Host) -> None:
+def stop_host(host: Host, keep_log: bool = False) -> None:
+    """Close the host's stdin (its signal to stop), then terminate/kill if it does not; its stderr log is
+    deleted unless ``keep_log``."""
     with contextlib.suppress(Exception):
         assert host.process.stdin is not None
         host.process.stdin.close()  # the host's signal to shut down
@@ -167,8 +169,11 @@ def stop_host(host: Host) -> None:
             host.process.wait()
     if host.process.stdout is not None:
         host.process.stdout.close()
-    with contextlib.suppress(OSError):
-        host.log.unlink()
+    if keep_log:
+        print(f"  host {host.label}'s log: {host.log}")
+    else:
+        with contextlib.suppress(OSError):
+            host.log.unlink()
 
 
 # -- profiling ---------------------------------------------------------------------------------------------

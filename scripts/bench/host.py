@@ -214,7 +214,9 @@ async def profile_hosts(run: Run, hosts: dict[tuple[str, str], Host], out: dict[
     for orchestrator in args.orchestrators:
         host = hosts[(orchestrator, "ours")]
         users = new_users(args.conversations, f"profile-{orchestrator}")
-        await run.phase(host, (orchestrator, "ours", "profile-warmup"), users, args.servers, 1)
+        await run.phase(
+            host, (orchestrator, "ours", "profile-warmup"), users, args.servers, 1, args.first_concurrency
+        )
         raw = Path(tempfile.mkstemp(prefix=f"pyspy-{orchestrator}-", suffix=".txt")[1])
         spy = start_py_spy(host, 600, raw)
         if spy is not None:
@@ -299,8 +301,11 @@ async def main(argv: list[str] | None = None) -> dict[str, Any]:
                 if args.profile:
                     await profile_hosts(run, hosts, profile)
             finally:
-                for host in hosts.values():
-                    stop_host(host)
+                failed = {
+                    (o, side) for (o, side, _), phases in run.results.items() if any(p.errors for p in phases)
+                }
+                for key, host in hosts.items():
+                    stop_host(host, keep_log=key in failed)
             otel_bytes = dict(collector.received)
         rtp = rtp_check(run, emu)
     if not args.no_sends:

@@ -129,6 +129,7 @@ async def test_rtp_answer_larger_than_its_cap_is_a_failed_result() -> None:
             result = await _send(svc)
     assert not result.succeeded
     assert "larger than 8192 bytes" in str(result.errors[0])
+    assert result.errors[0].exception.cause == "response_too_large"  # type: ignore[attr-defined]
 
 
 RETRY_AFTER = [

@@ -77,3 +77,24 @@ async def test_tool_cache_ttl_changed_at_run_time_applies_to_the_next_lookup(
         monkeypatch.setenv("A365_TOOL_CACHE_TTL", "10")  # shortened: an entry older than 10 s is stale now
         await service.list_mcp_tools(mail)
         assert listings() == 5
+
+
+async def test_tool_cache_ttl_changed_at_run_time_applies_to_the_extensions_too(
+    emu: Emulator, turn: TurnContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agents_a365.tooling.extensions.langchain import McpToolRegistrationService
+
+    monkeypatch.setenv("A365_TOOL_CACHE_TTL", "300")
+    config = ToolingConfiguration(mcp_platform_endpoint=emu.base_url, use_tooling_manifest=False)
+    async with McpToolRegistrationService(configuration=config) as service:
+
+        def listings() -> int:
+            return sum(r.jsonrpc_method == "tools/list" for r in emu.requests_for("mcp", server="mail"))
+
+        for _ in range(2):
+            await service.get_mcp_tools(emu.authorization(), AUTH_HANDLER, turn)
+        assert listings() == 1
+        monkeypatch.setenv("A365_TOOL_CACHE_TTL", "0")
+        for _ in range(2):
+            await service.get_mcp_tools(emu.authorization(), AUTH_HANDLER, turn)
+        assert listings() == 3

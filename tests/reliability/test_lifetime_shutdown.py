@@ -7,6 +7,8 @@ import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
+import httpx
+
 from agents_a365.emulator import Emulator, Fault
 from agents_a365.tooling import ChatHistoryMessage, ChatHistorySendError, McpToolServerConfigurationService
 from support.clock import FakeClock
@@ -86,4 +88,17 @@ async def test_a_send_after_close_is_a_failed_result_and_sends_nothing(emu: Emul
     assert "the service is closed" in str(error)
     assert (error.conversation_id, error.message_id) == ("c", "late")
     assert emu.requests_for("rtp") == []
+    await guard.assert_clean(check_tokens=False)
+
+
+async def test_a_send_on_a_closed_client_of_the_caller_is_a_failed_result(
+    emu: Emulator, guard: Guard
+) -> None:
+    client = httpx.AsyncClient()
+    service = McpToolServerConfigurationService(production_config(emu), http_client=client)
+    await client.aclose()  # the caller's client, closed under the service (it raised RuntimeError before)
+    result = await service.send_chat_history(make_turn_context(activity_id="m", conversation_id="c"), HISTORY)
+    assert not result.succeeded
+    assert "not delivered: RuntimeError" in str(result.errors[0])
+    await service.aclose()
     await guard.assert_clean(check_tokens=False)

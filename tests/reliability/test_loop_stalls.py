@@ -156,9 +156,11 @@ async def test_a_15_mib_listing_does_not_stall_the_loop_cold_or_warm(server: Hos
         service.configuration_service.clear_caches()  # discovery again: now the big server
         _lists(server, "big")
         for phase in ("cold", "warm"):
-            async with LagMonitor() as monitor:
-                async with service.mcp_tools(None, None, turn, auth_token=TOKEN) as toolset:
-                    assert len(toolset) == TOOLS
+            async with (
+                LagMonitor() as monitor,
+                service.mcp_tools(None, None, turn, auth_token=TOKEN) as toolset,
+            ):
+                assert len(toolset) == TOOLS
             figures[phase] = (monitor.wall, monitor.cpu, monitor.gc)
     print(
         "loop lag (wall, loop-thread CPU per tick, longest GC pause), ms:",

@@ -282,7 +282,7 @@ async def test_an_unusable_tool_definition_is_left_out_with_a_warning_naming_it(
 async def test_an_unsupported_protocol_version_is_refused() -> None:
     async with HostileServer() as server:
         server.route("/mcp", _mcp(version="1999-01-01"))
-        with pytest.raises(McpServerConnectionError, match="(?i)unsupported protocol version.*1999-01-01"):
+        with pytest.raises(McpServerConnectionError, match=r"(?i)unsupported protocol version.*1999-01-01"):
             await _list(server)
     assert [json.loads(r.body)["method"] for r in server.requests] == ["initialize"]
 

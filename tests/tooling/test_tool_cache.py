@@ -138,7 +138,8 @@ async def test_identical_definitions_are_stored_once_whatever_the_number_of_user
     for user in ("user-3", "user-17"):  # and every user still gets the definitions
         headers = {"Authorization": f"Bearer token-of-{user}"}
         tools = cache.get("https://mcp.example/servers/5", headers)
-        assert tools is not None and len(tools) == TOOLS_PER_SERVER
+        assert tools is not None
+        assert len(tools) == TOOLS_PER_SERVER
     assert cache.get(
         "https://mcp.example/servers/5", {"Authorization": "Bearer token-of-user-3"}
     ) is cache.get("https://mcp.example/servers/5", {"Authorization": "Bearer token-of-user-17"})

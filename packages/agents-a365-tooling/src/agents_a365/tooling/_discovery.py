@@ -44,33 +44,15 @@ logger = logging.getLogger("agents_a365.tooling.service")  # the name users alre
 
 def _scopes(
     servers: Sequence[MCPServerConfig], platform_scope: str
-) -> Steps[tuple[list[str], dict[str, tuple[str, ...]]]]:
+) -> Steps[tuple[list[str], dict[str, list[str]]]]:
     """Each server's token scope, and the server names per scope (in order)."""
-    scopes = yield from mapped(servers, lambda server: token_scope_for(server, platform_scope))
+    scopes: list[str] = []
     names: dict[str, list[str]] = {}
-    for server, scope in zip(servers, scopes, strict=True):
+    for server in servers:
+        yield
+        scopes.append(scope := token_scope_for(server, platform_scope))
         names.setdefault(scope, []).append(server.mcp_server_name)
-    return scopes, {scope: tuple(each) for scope, each in names.items()}
-
-
-def _with_headers(
-    servers: Sequence[MCPServerConfig], scopes: list[str], headers: dict[str, dict[str, str]]
-) -> Steps[list[MCPServerConfig]]:
-    return (
-        yield from mapped(
-            zip(servers, scopes, strict=True),
-            lambda pair: pair[0].model_copy(update={"headers": dict(headers[pair[1]])}),
-        )
-    )
-
-
-def _registered(
-    servers: Sequence[MCPServerConfig], identity: TurnIdentity | None
-) -> Steps[list[MCPServerConfig]]:
-    """The servers stamped with the turn's identity (what the extensions' turn guard checks), a URL listed
-    under two names kept once."""
-    kept = yield from unique_server_steps(servers)
-    return (yield from mapped(kept, lambda server: server.model_copy(update={"identity": identity})))
+    return scopes, names
 
 
 def _env_token_name(server_name: str) -> str:
@@ -108,11 +90,12 @@ class Discovery(ServicePart):
             histogram="discovery",
             metric_attributes={"a365.discovery.source": source},
         ) as span:
-            # The same URL under two names is one server: registered once, by every extension.
+            # Each server stamped with the turn's identity (what the extensions' turn guard checks) where
+            # its headers are attached; the same URL under two names is one server, registered once.
             listed = await self._list(
-                turn_context, authorization, auth_handler_name, auth_token, options, agent_id
+                turn_context, authorization, auth_handler_name, auth_token, options, agent_id, identity
             )
-            servers = await run_cooperatively(_registered(listed, identity))
+            servers = await run_cooperatively(unique_server_steps(listed))
             span.set("a365.discovery.server_count", len(servers))
             return servers
 
@@ -124,6 +107,7 @@ class Discovery(ServicePart):
         auth_token: str | None = None,
         options: ToolOptions | None = None,
         agent_id: str | None = None,
+        identity: TurnIdentity | None = None,
     ) -> list[MCPServerConfig]:
         if turn_context is None:
             raise ValueError("turn_context is required")
@@ -141,7 +125,9 @@ class Discovery(ServicePart):
                 read_manifest, cfg.manifest_path, required=cfg.require_tooling_manifest
             )
             servers = [self._to_server(entry) for entry in manifest]
-            return self._attach_dev_tokens(servers, turn_context, auth_token, orchestrator, distribution)
+            return self._attach_dev_tokens(
+                servers, turn_context, auth_token, orchestrator, distribution, identity
+            )
 
         key = TurnKey.of(turn_context)
         platform_scope = cfg.mcp_platform_authentication_scope
@@ -165,7 +151,9 @@ class Discovery(ServicePart):
         if v2_scopes:
             results = await asyncio.gather(
                 *(
-                    self.tokens.exchange(authorization, auth_handler_name, turn_context, s, key, names[s])
+                    self.tokens.exchange(
+                        authorization, auth_handler_name, turn_context, s, key, tuple(names[s])
+                    )
                     for s in v2_scopes
                 )
             )
@@ -180,7 +168,14 @@ class Discovery(ServicePart):
             )
             for scope in names
         }
-        return await run_cooperatively(_with_headers(listed, scopes, headers))
+        return await run_cooperatively(
+            mapped(
+                zip(listed, scopes, strict=True),
+                lambda pair: pair[0].model_copy(
+                    update={"headers": dict(headers[pair[1]]), "identity": identity}
+                ),
+            )
+        )
 
     def _servers_from(self, content: bytes, source: str, url: str) -> Steps[tuple[MCPServerConfig, ...]]:
         """A gateway answer as servers: parsed, validated and converted once (in steps), then cached."""
@@ -215,6 +210,7 @@ class Discovery(ServicePart):
         auth_token: str | None,
         orchestrator: str | None,
         distribution: str | None = None,
+        identity: TurnIdentity | None = None,
     ) -> list[MCPServerConfig]:
         shared = os.environ.get("BEARER_TOKEN", "").strip() or (auth_token or "").strip()
         result = []
@@ -235,7 +231,7 @@ class Discovery(ServicePart):
                 orchestrator_name=orchestrator,
                 distribution=distribution,
             )
-            result.append(server.model_copy(update={"headers": headers}))
+            result.append(server.model_copy(update={"headers": headers, "identity": identity}))
         return result
 
     async def _discover(

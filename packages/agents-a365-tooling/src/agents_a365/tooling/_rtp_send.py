@@ -10,7 +10,6 @@ including a nonsense ``Retry-After`` or an oversized answer, ends in an :class:`
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -25,43 +24,9 @@ from ._retry import RETRYABLE_STATUS, backoff_delay, parse_retry_after
 from ._telemetry_hooks import rtp_attempt
 from .errors import ChatHistorySendError
 
-__all__ = ["RtpSendSettings", "SendSlots", "send_chat_history_request"]
+__all__ = ["RtpSendSettings", "send_chat_history_request"]
 
 logger = logging.getLogger(__name__)
-
-
-class SendSlots:
-    """A fair (FIFO) semaphore whose size ``limit()`` is read at every acquire and release, so a
-    ``chat_history_concurrency`` changed at run time applies to the sends that follow."""
-
-    def __init__(self, limit: Callable[[], int]) -> None:
-        self._limit = limit
-        self.busy = 0
-        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
-
-    async def acquire(self) -> None:
-        if not self._waiters and self.busy < max(1, self._limit()):
-            self.busy += 1
-            return
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        try:
-            await waiter
-        except BaseException:
-            if waiter.done() and not waiter.cancelled():
-                self.release()  # granted just as this send gave up: pass the slot on
-            elif waiter in self._waiters:
-                self._waiters.remove(waiter)
-            raise
-
-    def release(self) -> None:
-        self.busy -= 1
-        limit = max(1, self._limit())
-        while self._waiters and self.busy < limit:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                self.busy += 1
-                waiter.set_result(None)
 
 
 @dataclass(frozen=True)
@@ -78,7 +43,7 @@ async def send_chat_history_request(
     body: bytes,
     headers: dict[str, str],
     settings: RtpSendSettings,
-    slots: SendSlots,
+    slots: asyncio.Semaphore,
     *,
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     clock: Callable[[], float] | None = None,

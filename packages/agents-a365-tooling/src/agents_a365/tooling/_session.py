@@ -85,7 +85,7 @@ class Session:
                     )
                     await stack.enter_async_context(client)
                     streams = streamable_http_client(server.url, http_client=client)
-                    read, write, session_id = await stack.enter_async_context(streams)
+                    read, write, *_ = await stack.enter_async_context(streams)  # mcp 1 adds a third
                     session = await stack.enter_async_context(
                         ClientSession(read, write, message_handler=on_message, client_info=_CLIENT_INFO)
                     )
@@ -102,7 +102,7 @@ class Session:
                 entry.client = client
                 entry.wire = lambda: {
                     "mcp-protocol-version": version,
-                    **({"mcp-session-id": sid} if (sid := session_id()) else {}),
+                    **({"mcp-session-id": client.mcp_session_id} if client.mcp_session_id else {}),
                 }
                 pool.opened += 1
                 logger.debug("MCP session %r opened", name)

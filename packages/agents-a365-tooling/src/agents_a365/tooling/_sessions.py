@@ -3,8 +3,7 @@
 :class:`McpSessionPool` keeps official ``mcp`` ``ClientSession`` objects (over :func:`mcp_http_client_factory`)
 per server URL and request headers, so per user token. Calls run concurrently on one session.
 
-Each session lives in a holder task of the pool (``_session.py``), never in a caller's: cancelling one
-caller (one turn) never closes a session another caller uses. A session is closed when
+Each session lives in a holder task (``_session.py``), never in a caller's. A session is closed when
 
 * it has not been used for ``idle_timeout`` seconds (``0``: closed as soon as its call returns),
 * its bearer token expires (``exp`` minus ``token_expiry_skew``, on the pool's clock),
@@ -38,7 +37,7 @@ from .errors import McpServerConnectionError
 from .mcp_http import (
     DEFAULT_MAX_MCP_RESPONSE_BYTES,
     McpResponseTooLarge,
-    shared_mcp_transport,
+    SharedTransport,
 )
 from .models import MCPServerConfig
 
@@ -100,13 +99,12 @@ class McpSessionPool:
         self._timer: asyncio.TimerHandle | None = None
         self._shared_transport: Any = None
         self._closed = False
-        self.opened = 0
-        """Sessions opened so far (tests and benchmarks count them)."""
+        self.opened = 0  # sessions opened so far
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # never a header: they hold tokens
         return f"McpSessionPool(open={len(self._entries)}, opened={self.opened})"
 
     @property
@@ -130,11 +128,15 @@ class McpSessionPool:
         output_schema: dict[str, Any] | None = None,
         progress_callback: Any = None,
     ) -> types.CallToolResult:
-        """``tools/call``; structured content checked against ``output_schema`` (the tool's definition's)."""
+        """``tools/call``; structured content checked against ``output_schema`` (the definition's)."""
         params: dict[str, Any] = {"name": name, "arguments": arguments}
         if meta is not None:
             params["_meta"] = meta
-        request = types.ClientRequest(types.CallToolRequest(params=types.CallToolRequestParams(**params)))
+        request: Any = types.CallToolRequest(params=types.CallToolRequestParams(**params))
+        if isinstance(
+            types.ClientRequest, type
+        ):  # mcp 1 wraps requests in a root model; mcp 2 takes them as is
+            request = types.ClientRequest(request)
 
         async def call(session: ClientSession) -> types.CallToolResult:
             return await session.send_request(
@@ -227,11 +229,12 @@ class McpSessionPool:
             if code == _SESSION_TERMINATED or isinstance(exc, SessionGone):  # the server forgot the session
                 self._retire(entry)  # (a 404: it did not run the request)
                 raise SessionGone(describe(exc))
-            if code == _CONNECTION_CLOSED:
+            if code == _CONNECTION_CLOSED:  # the session ended under the request (mcp 2 says so)
                 self._retire(entry)
-                if idempotent:
+                await asyncio.wait((holder,), timeout=1.0)  # let it record why (an over-cap answer)
+                if idempotent and not entry.failure:
                     raise SessionGone(describe_error(exc))
-            raise failed(server, describe(exc))
+            raise failed(server, entry.failure or describe(exc))
         finally:
             self._release(entry)
 
@@ -265,8 +268,7 @@ class McpSessionPool:
         self._arm_timer()
 
     def _retire(self, entry: Session) -> None:
-        """No new user gets ``entry``; its session closes when its last user returns."""
-        entry.retired = True
+        entry.retired = True  # no new user gets it; its session closes when its last user returns
         if self._entries.get(entry.key) is entry:
             del self._entries[entry.key]
         if entry.users == 0:
@@ -302,10 +304,9 @@ class McpSessionPool:
         self._timer = asyncio.get_running_loop().call_later(max(self.idle_timeout, 0.001), fire)
 
     def _transport(self) -> Any:
-        """One connection pool for every session of this pool (keep-alive connections reused across
-        sessions and users: each request carries its session's own headers)."""
+        # One connection pool under every session (each request carries its own session's headers).
         if self._shared_transport is None:
-            self._shared_transport = shared_mcp_transport()
+            self._shared_transport = SharedTransport()
         return self._shared_transport
 
     async def aclose(self) -> None:
@@ -318,9 +319,8 @@ class McpSessionPool:
             self._retire(entry)
             if not entry.ready.done() and entry.holder is not None:
                 entry.holder.cancel()  # still connecting: nothing to close politely, its callers fail now
-        holders = list(self._holders)
-        if holders:
-            _, pending = await asyncio.wait(holders, timeout=_CLOSE_TIMEOUT)
+        if self._holders:
+            _, pending = await asyncio.wait(list(self._holders), timeout=_CLOSE_TIMEOUT)
             for holder in pending:
                 holder.cancel()
             if pending:

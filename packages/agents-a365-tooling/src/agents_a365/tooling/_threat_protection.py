@@ -18,7 +18,7 @@ from agents_a365.runtime import OperationError, OperationResult, TurnContextLike
 from ._deprecation import check_options
 from ._part import Owner, ServicePart
 from ._redact import scrub
-from ._rtp_send import RtpSendSettings, SendSlots, send_chat_history_request
+from ._rtp_send import RtpSendSettings, send_chat_history_request
 from ._telemetry_hooks import traced_rtp_send
 from .constants import CHAT_HISTORY_PATH
 from .errors import ChatHistorySendError
@@ -36,7 +36,8 @@ class ThreatProtection(ServicePart):
 
     def __init__(self, owner: Owner) -> None:
         super().__init__(owner)
-        self._slots: SendSlots | None = None
+        self._slots: asyncio.Semaphore | None = None
+        self._slots_size = 0
         # Every send under way (queued for a slot or on the wire), by the deadline that ends it at close.
         self._sends: set[asyncio.Timeout] = set()
         self._idle: asyncio.Event | None = None
@@ -73,14 +74,15 @@ class ThreatProtection(ServicePart):
         try:
             async with deadline:
                 result = await self._post_with_retries(url, body, headers)
-        except TimeoutError:
-            if not deadline.expired():
-                raise
-            return _undelivered(
-                record, "the service closed before the send completed (drain deadline passed)"
+        except (
+            Exception
+        ) as exc:  # a result, never a raise (e.g. a caller's HTTP client closed under the send)
+            reason = (
+                "the service closed before the send completed (drain deadline passed)"
+                if deadline.expired()
+                else f"{type(exc).__name__}: {scrub(exc)}"
             )
-        except Exception as exc:  # e.g. a caller's HTTP client closed under the send: a result, never a raise
-            return _undelivered(record, f"{type(exc).__name__}: {scrub(exc)}")
+            return _undelivered(record, reason)
         finally:
             self._sends.discard(deadline)
             if not self._sends and self._idle is not None:
@@ -120,13 +122,15 @@ class ThreatProtection(ServicePart):
                 async with asyncio.timeout(1.0):
                     await idle.wait()
 
-    def _send_slots(self) -> SendSlots:
+    def _send_slots(self) -> asyncio.Semaphore:
         # Bounded in-flight sends: under a burst, waiting here is O(1) and fair, while a
         # thousand requests queued inside the connection pool are rescanned on every release
         # and starve the gateway calls that share it (scripts/load.py, scripts/bench).
-        if self._slots is None:
-            config = self.configuration
-            self._slots = SendSlots(lambda: config.chat_history_concurrency)
+        # The size is read at each send: a new chat_history_concurrency applies to the sends that
+        # follow (those under way finish on the slots they hold).
+        size = max(1, self.configuration.chat_history_concurrency)
+        if self._slots is None or size != self._slots_size:
+            self._slots, self._slots_size = asyncio.Semaphore(size), size
         return self._slots
 
     async def _post_with_retries(self, url: str, body: bytes, headers: dict[str, str]) -> OperationResult:

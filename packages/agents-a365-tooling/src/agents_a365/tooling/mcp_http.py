@@ -71,9 +71,12 @@ class _CappedClient(_MCP_HTTPX.AsyncClient):  # type: ignore[misc]
     wrapper would miss those: httpx mounts its own transports for proxies)."""
 
     max_bytes = DEFAULT_MAX_MCP_RESPONSE_BYTES
+    mcp_session_id: str | None = None
+    """The session id the server gave (mcp 2's transport does not tell it)."""
 
     async def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
         response = await super().send(request, stream=True, **kwargs)
+        self.mcp_session_id = response.headers.get("mcp-session-id") or self.mcp_session_id
         declared = response.headers.get("content-length", "")
         if declared.isascii() and declared.isdigit() and int(declared) > self.max_bytes:
             await response.aclose()
@@ -111,11 +114,6 @@ class SharedTransport(_MCP_HTTPX.AsyncBaseTransport):  # type: ignore[misc]
 
     async def close(self) -> None:
         await self._inner.aclose()
-
-
-def shared_mcp_transport() -> SharedTransport:
-    """A connection pool to hand to several :func:`mcp_http_client_factory` clients (close it at the end)."""
-    return SharedTransport()
 
 
 def mcp_http_client_factory(

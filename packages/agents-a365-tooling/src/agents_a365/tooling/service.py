@@ -81,8 +81,22 @@ class McpToolServerConfigurationService:
         self._listing_loop: asyncio.AbstractEventLoop | None = None
         self._discovery = Discovery(self)
         self._threat_protection = ThreatProtection(self)
-        self.tool_definitions = ToolDefinitionCache(max(self.configuration.tool_cache_ttl, 0.0), clock=clock)
-        """MCP ``tools/list`` results per server and headers, for the extensions' warm turns."""
+        self._tool_definitions = ToolDefinitionCache(max(self.configuration.tool_cache_ttl, 0.0), clock=clock)
+        self._tool_cache_ttl_from_settings = True
+
+    @property
+    def tool_definitions(self) -> ToolDefinitionCache:
+        """MCP ``tools/list`` results per server and headers, for the extensions' warm turns. Its TTL is
+        ``tool_cache_ttl`` as read at each use (a change applies to the next turn), unless you assigned a
+        cache of your own: that one keeps its TTL."""
+        if self._tool_cache_ttl_from_settings:
+            self._tool_definitions.ttl = max(self.configuration.tool_cache_ttl, 0.0)
+        return self._tool_definitions
+
+    @tool_definitions.setter
+    def tool_definitions(self, cache: ToolDefinitionCache) -> None:
+        self._tool_definitions = cache
+        self._tool_cache_ttl_from_settings = False
 
     # -- lifecycle -------------------------------------------------------------------------
     @property
@@ -142,7 +156,7 @@ class McpToolServerConfigurationService:
 
     def clear_caches(self) -> None:
         self._discovery.clear()
-        self.tool_definitions.clear()
+        self._tool_definitions.clear()
 
     def __repr__(self) -> str:
         return f"McpToolServerConfigurationService({self.configuration!r})"
@@ -245,8 +259,7 @@ class McpToolServerConfigurationService:
         """
         if not isinstance(server, MCPServerConfig):
             raise TypeError("server must be an MCPServerConfig")
-        # The TTL is read from the settings at each use: a change applies from the next listing.
-        self.tool_definitions.ttl = max(self.configuration.tool_cache_ttl, 0.0)
+        # tool_definitions' TTL is the settings' as read now: a change applies from the next listing.
         tools = await self.tool_definitions.get_or_list(
             server.url, server.headers, lambda: self.get_mcp_client_tools(server.mcp_server_name, server)
         )

@@ -19,9 +19,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
-import httpx
 from langchain_core.tools import BaseTool
 from langchain_mcp_adapters.interceptors import MCPToolCallRequest, MCPToolCallResult, ToolCallInterceptor
 from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
@@ -83,28 +82,14 @@ class _PoolSession:
         )
 
 
-def describe_failure(exc: BaseException) -> str:
-    # Exception types (and HTTP status) only: transport errors may echo request details,
-    # never risk a token.
-    if isinstance(exc, BaseExceptionGroup):
-        return ", ".join(sorted({describe_failure(e) for e in exc.exceptions}))
-    if isinstance(exc, McpServerConnectionError) and exc.__cause__ is not None:
-        return describe_failure(exc.__cause__)
-    if isinstance(exc, McpServerConnectionError):
-        return str(exc).partition(" failed: ")[2] or type(exc).__name__  # the pool's words: no token
-    if isinstance(exc, httpx.HTTPStatusError):
-        return f"HTTP {exc.response.status_code}"
-    return type(exc).__name__
-
-
 def connection_error(server: MCPServerConfig, exc: BaseException) -> McpServerConnectionError:
-    error = McpServerConnectionError(
-        f"MCP server {server.mcp_server_name!r} at {server.url} failed: {describe_failure(exc)}",
+    if isinstance(exc, McpServerConnectionError):  # the core's: names the server and why, no token
+        return exc
+    return McpServerConnectionError(
+        f"MCP server {server.mcp_server_name!r} at {server.url} failed: {type(exc).__name__}",
         server_name=server.mcp_server_name,
         url=server.url,
     )
-    error.__cause__ = exc
-    return error
 
 
 def _invalidating(cache: ToolDefinitionCache, server: MCPServerConfig) -> ToolCallInterceptor:
@@ -184,20 +169,12 @@ async def to_langchain(
     return tools
 
 
-class Connected:
+class Connected(NamedTuple):
     """The servers that connected and their tools; ``skipped`` lists the ones left out."""
 
-    __slots__ = ("servers", "skipped", "tools_by_server")
-
-    def __init__(
-        self,
-        servers: list[MCPServerConfig],
-        tools_by_server: dict[str, list[BaseTool]],
-        skipped: list[McpServerConnectionError],
-    ) -> None:
-        self.servers = servers
-        self.tools_by_server = tools_by_server
-        self.skipped = skipped
+    servers: list[MCPServerConfig]
+    tools_by_server: dict[str, list[BaseTool]]
+    skipped: list[McpServerConnectionError]
 
 
 def _outcome(
@@ -223,9 +200,8 @@ def _outcome(
             error = McpServerConnectionError(
                 f"{first} (also failed: {others})", server_name=first.server_name, url=first.url
             )
-            error.__cause__ = first.__cause__
-            raise error
-        raise first
+            raise error from None
+        raise first from None
     failed = {f.server_name for f in failures}
     for failure in failures:
         logger.warning("skipping MCP server %r: %s", failure.server_name, failure)

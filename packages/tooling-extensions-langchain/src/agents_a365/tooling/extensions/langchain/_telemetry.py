@@ -1,5 +1,5 @@
 """OpenTelemetry spans of the LangChain extension: one GenAI ``execute_tool`` span per MCP tool call (an
-interceptor of langchain-mcp-adapters) and one ``initialize`` span per MCP session the client opens.
+interceptor of langchain-mcp-adapters); the core's session pool opens each MCP session in an ``initialize`` span.
 
 The interceptor is the outermost one, so the span covers the cache invalidation and the scrubbing of a
 failure too; the span's parent is whatever span is current when LangChain / LangGraph runs the tool.
@@ -7,32 +7,13 @@ failure too; the span's parent is whatever span is current when LangChain / Lang
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
-from langchain_mcp_adapters.client import MultiServerMCPClient
 from langchain_mcp_adapters.interceptors import MCPToolCallRequest, MCPToolCallResult, ToolCallInterceptor
-from mcp import ClientSession
 
-from agents_a365.tooling.extensibility import TurnIdentity, mcp_session_span, tool_call_span
+from agents_a365.tooling.extensibility import TurnIdentity, tool_call_span
 
-__all__ = ["TracedMCPClient", "traced_tool_calls"]
-
-
-class TracedMCPClient(MultiServerMCPClient):
-    """``MultiServerMCPClient`` whose ``session()`` opens each session in an ``initialize`` span."""
-
-    @contextlib.asynccontextmanager
-    async def session(
-        self, server_name: str, *, auto_initialize: bool = True
-    ) -> AsyncIterator[ClientSession]:
-        connection = self.connections.get(server_name)
-        url = connection.get("url") if isinstance(connection, dict) else None
-        async with contextlib.AsyncExitStack() as stack:
-            with mcp_session_span(server_name, url if isinstance(url, str) else None):
-                opened = super().session(server_name, auto_initialize=auto_initialize)
-                session = await stack.enter_async_context(opened)
-            yield session
+__all__ = ["traced_tool_calls"]
 
 
 def traced_tool_calls(server_name: str) -> ToolCallInterceptor:

@@ -27,9 +27,9 @@ AgentFactory = Callable[..., Any]
 class McpToolset:
     """The MCP tools discovered for a turn, grouped by server.
 
-    Tools from :meth:`McpToolRegistrationService.mcp_tools` use the turn's open sessions and
+    Tools from :meth:`McpToolRegistrationService.mcp_tools` call through the block's sessions and
     are valid only inside its ``async with`` block; tools from ``get_mcp_tools`` and
-    ``add_tool_servers_to_agent`` open a session per call.
+    ``add_tool_servers_to_agent`` call through the service's pooled sessions.
     """
 
     __slots__ = ("_by_server", "servers")
