@@ -1,6 +1,6 @@
 """Building a chat history (conversion only) in this checkout and, same run, in another one.
 
-    uv run python scripts/bench/history_build.py [--against ../main-checkout] [--rounds 5]
+    uv run python scripts/bench/history_build.py [--against ../main-checkout ...] [--rounds 5]
 
 Each round runs a fresh process per checkout, alternately (its own ``uv run``, so its own packages):
 ``convert_messages`` (LangChain ``HumanMessage``/``AIMessage``) and ``to_chat_history_messages``
@@ -70,7 +70,9 @@ def run(checkout: Path) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--against", type=Path, help="another checkout (e.g. a worktree of main)")
+    parser.add_argument(
+        "--against", type=Path, action="append", default=[], help="another checkout (repeatable)"
+    )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -80,19 +82,22 @@ def main() -> None:
     from _common import header, table
 
     header("Chat history build", "uv run python scripts/bench/history_build.py " + " ".join(sys.argv[1:]))
-    trees = {"this": HERE.parents[1], **({"other": args.against.resolve()} if args.against else {})}
+    trees = {"this checkout": HERE.parents[1], **{str(p): p.resolve() for p in args.against}}
     results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     for _ in range(args.rounds):
         for name, tree in trees.items():
             results[name].append(run(tree))
     med = {name: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for name, rs in results.items()}
-    head = ["messages", "this checkout", *(["other checkout", "this / other"] if args.against else [])]
-    rows = []
-    for key, value in med["this"].items():
-        row = [key, f"{value:.3f} ms"]
-        if args.against:
-            row += [f"{med['other'][key]:.3f} ms", f"{value / med['other'][key]:.2f}"]
-        rows.append(row)
+    ours = med["this checkout"]
+    head = ["messages", *trees, *(f"this / {p}" for p in args.against)]
+    rows = [
+        [
+            key,
+            *(f"{m[key]:.3f} ms" for m in med.values()),
+            *(f"{ours[key] / med[str(p)][key]:.2f}" for p in args.against),
+        ]
+        for key in ours
+    ]
     print(f"{args.rounds} alternating rounds; per round each process's best of {SIZES} repeats; medians")
     table(rows, head)
 
