@@ -185,24 +185,11 @@ def build_chat_history(
             if native is not None:
                 role, text, ident, source_time = native
                 # The common case inline (exact ASCII str, no source time): what _row gives, cheaper.
-                # ``s.isspace()`` is ``not s.strip()`` for a non-empty ``s``, without copying it.
-                if (
-                    source_time is None
-                    and type(text) is str
-                    and type(role) is str
-                    and type(ident) is str
-                    and text.isascii()
-                    and role.isascii()
-                    and ident.isascii()
-                    and text
-                    and role
-                    and ident
-                    and not text.isspace()
-                    and not role.isspace()
-                    and not ident.isspace()
-                ):
-                    rows.append({"id": ident, "role": role, "content": text, "timestamp": stamp})
-                    continue
+                if source_time is None and type(text) is type(role) is type(ident) is str:
+                    ascii_ = text.isascii() and role.isascii() and ident.isascii()  # no surrogate
+                    if ascii_ and text.strip() and role.strip() and ident.strip():
+                        rows.append({"id": ident, "role": role, "content": text, "timestamp": stamp})
+                        continue
             row = _row(native, stamp)
         except Exception as exc:
             row = None
