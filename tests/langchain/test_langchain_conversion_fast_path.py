@@ -150,6 +150,36 @@ def _count_general_path(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     return calls
 
 
+def _outcome(read: Any, source: Any) -> Any:
+    try:
+        return read(source)
+    except Exception as exc:  # the same failure on both readings
+        return type(exc)
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(source=message)
+def test_the_quick_read_of_a_plain_message_is_the_general_read(source: BaseMessage) -> None:
+    assert _outcome(read_message, source) == _outcome(conversion._read, source)
+
+
+def test_plain_messages_skip_the_general_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    messages: list[Any] = [
+        HumanMessage("q", id="h"),
+        AIMessage("a"),
+        SystemMessage("s"),
+        ToolMessage("t", tool_call_id="c"),
+    ]
+    calls: list[Any] = []
+    monkeypatch.setattr(conversion, "_read", calls.append)
+    converted = convert_messages(messages)
+    assert calls == []
+    assert [m.role for m in converted] == ["user", "assistant", "system", "tool"]
+    others: list[Any] = [MyHuman("subclass"), AIMessage(content=[{"type": "text", "text": "parts"}])]
+    convert_messages(others)
+    assert calls == others
+
+
 def test_plain_messages_convert_as_one_by_one() -> None:
     messages: list[Any] = [
         HumanMessage("question"),  # no id

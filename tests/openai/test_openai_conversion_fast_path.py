@@ -60,6 +60,8 @@ optional = {
     "text": text,
     "output": text,
     "status": st.just("completed"),
+    "created_at": st.sampled_from([None, 1700000000, "2025-01-02T03:04:05Z", "junk"]),
+    "timestamp": st.sampled_from([None, NOW, 1.5]),
 }
 item = st.fixed_dictionaries(
     {
@@ -104,6 +106,41 @@ def test_fast_path_matches_the_general_path(items: list[dict[str, Any]], now: da
     assert len(fast) == len(general)
     for fast_message, (source, general_message) in zip(fast, general, strict=True):
         _assert_same(source, fast_message, general_message)
+
+
+def _outcome(read: Any, source: Any) -> Any:
+    try:
+        return read(source)
+    except Exception as exc:  # the same failure on both readings
+        return type(exc)
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(source=item)
+def test_the_quick_read_of_a_session_dict_is_the_general_read(source: dict[str, Any]) -> None:
+    assert _outcome(read_item, source) == _outcome(conversion._read, source)
+
+
+def test_session_dicts_skip_the_general_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    items: list[Any] = [
+        {"role": "user", "content": "question", "id": "u1"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "answer"}]},
+        {"type": "function_call_output", "call_id": "c", "content": "result", "created_at": 1700000000},
+    ]
+    calls: list[Any] = []
+    monkeypatch.setattr(conversion, "_read", calls.append)
+    converted = to_chat_history_messages(items, now=NOW)
+    assert calls == []
+    assert [(m.role, m.content) for m in converted] == [
+        ("user", "question"),
+        ("assistant", "answer"),
+        ("tool", "result"),
+    ]
+    assert converted[2].timestamp == datetime.fromtimestamp(1700000000, UTC)
+    # What the quick read cannot settle goes the general way: no text in ``content``, other parts.
+    others: list[Any] = [{"role": "user", "content": " ", "text": "t"}, {"role": "user", "content": [7]}]
+    to_chat_history_messages(others, now=NOW)
+    assert calls == others
 
 
 def test_plain_items_convert_as_one_by_one() -> None:

@@ -124,3 +124,23 @@ def test_coerce_timestamp(value: Any, expected: datetime | None) -> None:
     assert result == expected
     if result is not None:
         assert result.tzinfo is UTC
+
+
+class Lying(str):
+    """A role that claims text (its ``strip`` is not empty) but is empty: only validation sees it."""
+
+    def strip(self, chars: str | None = None) -> str:
+        return "x"
+
+
+def test_a_message_that_fails_validation_skips_only_that_message(caplog: pytest.LogCaptureFixture) -> None:
+    notes = [Note("me", "a", "n0"), Note("me", "b", "n1"), Note("me", "c", "n2")]
+
+    def read(note: Note) -> tuple[Any, Any, Any, Any]:  # a plain tuple is a reading too
+        return (Lying("") if note.key == "n1" else "user", note.body, note.key, None)
+
+    with caplog.at_level(logging.WARNING, logger="agents_a365.tooling.history"):
+        messages = build_chat_history(notes, read, now=NOW)
+    assert [m.id for m in messages] == ["n0", "n2"]
+    warnings = [r.getMessage() for r in caplog.records]
+    assert warnings == ["chat history: skipped 1 message(s) without text or role; sending the other 2"]

@@ -13,11 +13,10 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from agents_a365.tooling import ChatHistoryMessage
 from agents_a365.tooling.extensibility import (
-    NativeMessage,
     build_chat_history,
     convert_native,
     join_parts,
@@ -136,10 +135,26 @@ def extract_text(message: Any) -> str | None:
     return None
 
 
-def read_message(message: Any) -> NativeMessage | None:
+# The common messages: exact classes that keep langchain-core's ``text`` (so string ``content`` is their
+# text) and whose ``type`` is a ROLE_BY_TYPE key; read through their public fields, nothing else tried.
+_PLAIN = frozenset({HumanMessage, AIMessage, SystemMessage, ToolMessage})
+
+
+def read_message(message: Any) -> tuple[Any, Any, Any, Any] | None:
     """Role, text and id of one message (LangChain messages carry no time of their own)."""
+    if type(message) in _PLAIN:
+        content, kind = getattr(message, "content", None), getattr(message, "type", None)
+        if type(content) is str and type(kind) is str and kind in ROLE_BY_TYPE:
+            return (
+                (ROLE_BY_TYPE[kind], content, getattr(message, "id", None), None) if content.strip() else None
+            )
+    return _read(message)
+
+
+def _read(message: Any) -> tuple[Any, Any, Any, Any] | None:
+    """The general reading, for any message (what :func:`read_message` gives for the common ones too)."""
     text = extract_text(message)
-    return None if text is None else NativeMessage(map_role(message), text, getattr(message, "id", None))
+    return None if text is None else (map_role(message), text, getattr(message, "id", None), None)
 
 
 def _only_calls_tools(message: Any) -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 
 from agents_a365.tooling import ChatHistoryMessage
 from agents_a365.tooling.extensibility import (
-    NativeMessage,
+    PART_SEPARATOR,
     build_chat_history,
     convert_native,
     join_parts,
@@ -85,15 +85,44 @@ def extract_text(item: Any) -> str | None:
     return text
 
 
-def read_item(item: Any) -> NativeMessage | None:
+def _plain_parts(parts: list[Any]) -> str | None:
+    """The joined text of parts that are all exact ``str`` or ``dict`` with an exact ``str`` (or no)
+    ``text``; ``None`` for anything else and when there is no text (the general path decides)."""
+    texts = []
+    for part in parts:
+        piece = part if type(part) is str else part.get("text") if type(part) is dict else part
+        if type(piece) is str:
+            if piece.strip():
+                texts.append(piece)
+        elif piece is not None:
+            return None
+    return PART_SEPARATOR.join(texts) if texts else None
+
+
+def read_item(item: Any) -> tuple[Any, Any, Any, Any] | None:
     """Role (passed through; ``tool`` for tool results), text, id and source time of one item."""
+    if type(item) is dict:  # a session item: what the general path reads, without its per-field checks
+        content, kind = item.get("content"), item.get("type")
+        if type(content) is str:
+            text = content if content.strip() else None
+        else:
+            text = _plain_parts(content) if type(content) is list else None
+        if text is not None and (kind is None or type(kind) is str):
+            role = TOOL_OUTPUT_ROLE if kind in TOOL_OUTPUT_TYPES else item.get("role")
+            stamp = item.get("created_at")
+            return role, text, item.get("id"), item.get("timestamp") if stamp is None else stamp
+    return _read(item)
+
+
+def _read(item: Any) -> tuple[Any, Any, Any, Any] | None:
+    """The general reading, for any item (what :func:`read_item` gives for session dicts too)."""
     text = extract_text(item)
     if text is None:
         return None
     # Passed through unchanged: threat protection knows the Responses roles.
     role = TOOL_OUTPUT_ROLE if _kind(item) in TOOL_OUTPUT_TYPES else _field(item, "role")
     stamp = next((v for v in (_field(item, name) for name in TIMESTAMP_FIELDS) if v is not None), None)
-    return NativeMessage(role, text, _field(item, "id"), stamp)
+    return role, text, _field(item, "id"), stamp
 
 
 def _is_quiet(item: Any) -> bool:
