@@ -1,35 +1,30 @@
-"""What the facade's parts (discovery, threat protection) share: the owner's settings and HTTP client."""
+"""What the service's parts (discovery, tokens, threat protection) are given: settings, clock, HTTP client."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
 
 import httpx
 
 from .configuration import ToolingConfiguration
 
 
-class Owner(Protocol):
-    """The facade that owns the settings and the HTTP client (one per event loop)."""
-
-    configuration: ToolingConfiguration
-    clock: Callable[[], float]
-
-    @property
-    def http_client(self) -> httpx.AsyncClient: ...
-
-
 class ServicePart:
-    """A part of :class:`McpToolServerConfigurationService`, reading settings and client from its owner."""
+    """A part of :class:`McpToolServerConfigurationService`, given what it needs (no reference to the service).
 
-    def __init__(self, owner: Owner) -> None:
-        self._owner = owner
+    ``client`` returns the HTTP client of the running event loop (the service makes one per loop).
+    """
 
-    @property
-    def configuration(self) -> ToolingConfiguration:
-        return self._owner.configuration
+    def __init__(
+        self,
+        configuration: ToolingConfiguration,
+        clock: Callable[[], float],
+        client: Callable[[], httpx.AsyncClient],
+    ) -> None:
+        self.configuration = configuration
+        self.clock = clock
+        self._client = client
 
     @property
     def http_client(self) -> httpx.AsyncClient:
-        return self._owner.http_client
+        return self._client()

@@ -79,8 +79,9 @@ class McpToolServerConfigurationService:
         self._abandoned: list[httpx.AsyncClient] = []
         self._listing: McpSessionPool | None = None
         self._listing_loop: asyncio.AbstractEventLoop | None = None
-        self._discovery = Discovery(self)
-        self._threat_protection = ThreatProtection(self)
+        # The parts get the settings, the clock and the client getter (one client per event loop).
+        self._discovery = Discovery(self.configuration, clock, lambda: self.http_client)
+        self._threat_protection = ThreatProtection(self.configuration, clock, lambda: self.http_client)
         self._tool_definitions = ToolDefinitionCache(max(self.configuration.tool_cache_ttl, 0.0), clock=clock)
         self._tool_cache_ttl_from_settings = True
 
