@@ -155,7 +155,7 @@ async def hosted_turn(
     title = (
         "LangChain (create_agent, one MCP session per server)"
         if orchestrator == "langchain"
-        else ("OpenAI Agents SDK (MCPServerStreamableHttp per server)")
+        else ("OpenAI Agents SDK (an agents.mcp.MCPServer per server)")
     )
     heading(f"{title}: a channel message over HTTP")
     recorder.clear()
