@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import statistics
 from dataclasses import dataclass, field
 
@@ -61,9 +62,12 @@ async def run_phase(
     servers: int,
     turns_each: int,
     concurrency: int | None = None,
+    think: float = 0.0,
 ) -> Phase:
     """``turns_each`` turns for every user in ``users`` (user ``u`` talks in conversation ``c-u``), at
-    most ``concurrency`` users at once (all by default)."""
+    most ``concurrency`` users at once (all by default), each user waiting ``think`` seconds (±50 %,
+    seeded) before each turn: with think time the hosts are not saturated and latency is the turn's own."""
+    rng = random.Random(len(users) * 7919 + turns_each)
     phase = Phase()
     agent_id = agent_id_for(servers)
     gate = asyncio.Semaphore(concurrency or len(users))
@@ -80,6 +84,8 @@ async def run_phase(
     async def conversation(user: str) -> None:
         async with gate:
             for i in range(turns_each):
+                if think:
+                    await asyncio.sleep(think * rng.uniform(0.5, 1.5))
                 activity = channel_activity(
                     f"What are my notes? ({i})",
                     service_url=service_url,

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
-import json
 import logging
 import os
 import re
@@ -42,9 +41,10 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-from _common import BENCH_DIR, ROOT, emulator_process, header, table, verdict
-from _host_load import Phase, merge, percentile, run_phase
+from _common import BENCH_DIR, ROOT, emulator_process, header
+from _host_load import Phase, merge, run_phase
 from _host_procs import Host, otlp_collector, start_host, start_py_spy, stop_host, summarize_py_spy
+from _host_report import report
 
 PROFILES: dict[str, dict[str, Any]] = {
     "quick": {
@@ -53,9 +53,9 @@ PROFILES: dict[str, dict[str, Any]] = {
         "warm_turns": 3,
         "rounds": 1,
         "growth_servers": "1,8,32",
-        "growth_conversations": "8,32,64",
+        "growth_conversations": "8,32",
         "growth_base": 8,
-        "growth_turns": 4,
+        "growth_turns": 3,
         "cold_servers": 16,
         "cold_users": 8,
         "cold_concurrency": 4,
@@ -79,15 +79,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     },
 }
 
-TARGETS = (
-    ("warm CPU/turn ours / floor", "<= 1.15"),
-    ("warm p99 latency ours / floor", "<= 1.15"),
-    ("throughput ours / Microsoft 2.0.0", ">= 2.0"),
-    ("cold turn latency ours / floor @ cold servers", "<= 1.25"),
-    ("OTel on / off host throughput", ">= 0.90"),
-    ("warm CPU/turn {hi} / {lo} servers (ours)", "within 10 %"),
-    ("threat-protection sends CPU/send ours / floor", "<= 1.2"),
-)
+THINK_PHASES = {"warm"}  # --think-ms applies to the main warm phase only (growth measures CPU per turn)
 
 _ids = itertools.count()
 
@@ -129,11 +121,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--ms-turns", type=int, help="turns per conversation of Microsoft's host")
     parser.add_argument("--sends-rounds", type=int)
+    parser.add_argument(
+        "--think-ms",
+        type=float,
+        default=0.0,
+        help="each user's pause before a warm turn of the main phase (±50 %%); 0 = closed loop (saturated hosts)",
+    )
     parser.add_argument("--latency-ms", type=float, default=20.0)
     parser.add_argument("--no-ms", action="store_true", help="skip Microsoft's host")
     parser.add_argument("--no-otel", action="store_true", help="skip the OTel host")
     parser.add_argument("--no-sends", action="store_true", help="skip concurrency.py (sends target)")
     parser.add_argument("--profile", action="store_true", help="profile a warm phase of our hosts")
+    parser.add_argument(
+        "--profiler",
+        choices=["auto", "cprofile"],
+        default="auto",
+        help="auto: py-spy when installed, else cProfile inside the host",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures as JSON")
     args = parser.parse_args(argv)
     args.profile_name = args.profile_name or "quick"
@@ -146,14 +150,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def fmt_ms(seconds: float) -> str:
-    return f"{seconds * 1000:.1f} ms"
-
-
-def ratio(a: float, b: float) -> float:
-    return a / b if b else float("nan")
-
-
 class Run:
     """The phases of one run: ``results[(orchestrator, side, phase)]`` -> the rounds' phases."""
 
@@ -163,6 +159,8 @@ class Run:
         self.http = http
         self.results: dict[tuple[str, str, str], list[Phase]] = defaultdict(list)
         self.service_url = f"{emu.base_url}/"
+        self.pool: dict[tuple[str, str], list[str]] = {}  # users warm at the main server count, per host
+        self.wedged: dict[str, str] = {}  # host label -> the phase where most of its turns failed
 
     async def phase(
         self,
@@ -173,6 +171,9 @@ class Run:
         turns: int,
         concurrency: int | None = None,
     ) -> Phase:
+        if host.label in self.wedged:  # its later phases would only wait for their timeouts
+            print(f"  {'/'.join(key)}: skipped (the host stopped answering in {self.wedged[host.label]})")
+            return Phase()
         result = await run_phase(
             self.http,
             host,
@@ -182,6 +183,7 @@ class Run:
             servers=servers,
             turns_each=turns,
             concurrency=concurrency,
+            think=self.args.think_ms / 1000 if key[2] in THINK_PHASES else 0.0,
         )
         print(
             f"  {'/'.join(key)}: {result.turns} turns in {result.wall:.1f} s, CPU {result.cpu_per_turn * 1000:.1f} ms/turn",
@@ -190,6 +192,8 @@ class Run:
         if result.errors:
             print(f"  ! {key}: {result.errors} failed turns ({result.first_error}); host log:")
             print("    " + host.log_tail(12).replace("\n", "\n    "))
+            if result.errors > result.turns:
+                self.wedged[host.label] = key[2]
         self.results[key].append(result)
         return result
 
@@ -213,15 +217,13 @@ async def profile_hosts(run: Run, hosts: dict[tuple[str, str], Host], out: dict[
     args = run.args
     for orchestrator in args.orchestrators:
         host = hosts[(orchestrator, "ours")]
-        users = new_users(args.conversations, f"profile-{orchestrator}")
-        await run.phase(
-            host, (orchestrator, "ours", "profile-warmup"), users, args.servers, 1, args.first_concurrency
-        )
+        # The main phase's users: already warm, no new burst of cold turns.
+        users = await warm_users(run, hosts, run.pool, orchestrator, "ours", args.conversations, args.servers)
         raw = Path(tempfile.mkstemp(prefix=f"pyspy-{orchestrator}-", suffix=".txt")[1])
-        spy = start_py_spy(host, 600, raw)
+        spy = start_py_spy(host, 600, raw) if args.profiler != "cprofile" else None
         if spy is not None:
             await asyncio.sleep(1.0)  # py-spy attaches
-            await run.phase(host, (orchestrator, "ours", "profile"), users, args.servers, args.warm_turns * 2)
+            await run.phase(host, (orchestrator, "ours", "profile"), users, args.servers, args.warm_turns)
             spy.send_signal(signal.SIGINT)
             await asyncio.to_thread(spy.wait, 30)
             summary_ = summarize_py_spy(raw)
@@ -235,10 +237,11 @@ async def profile_hosts(run: Run, hosts: dict[tuple[str, str], Host], out: dict[
                 "under_sdk": summary_.under_sdk,
             }
         else:
+            os.unlink(raw)
             stats = Path(tempfile.mkstemp(prefix=f"cprofile-{orchestrator}-", suffix=".pstats")[1])
             async with run.http.post(f"{host.url}/_bench/profile/start") as response:
                 response.raise_for_status()
-            await run.phase(host, (orchestrator, "ours", "profile"), users, args.servers, args.warm_turns * 2)
+            await run.phase(host, (orchestrator, "ours", "profile"), users, args.servers, args.warm_turns)
             async with run.http.post(
                 f"{host.url}/_bench/profile/stop", params={"path": str(stats)}
             ) as response:
@@ -335,7 +338,7 @@ async def phases(run: Run, hosts: dict[tuple[str, str], Host]) -> None:
     args = run.args
     sides = sorted({side for _, side in hosts}, key=["ours", "floor", "otel", "ms"].index)
     # Main phase: every user's first turn once (unmeasured), then warm rounds, sides interleaved.
-    users: dict[tuple[str, str], list[str]] = {}
+    users = run.pool
     for (orchestrator, side), host in hosts.items():
         users[(orchestrator, side)] = new_users(args.conversations, f"{orchestrator}-{side}")
         if side == "ms":  # Microsoft keeps nothing between turns: its first turn is its warm one
@@ -418,247 +421,6 @@ async def warm_users(
         )
         have += fresh
     return have[:count]
-
-
-def report(
-    run: Run,
-    args: argparse.Namespace,
-    servers: int,
-    profile: dict[str, Any],
-    sends_ratio: float | None,
-    otel_bytes: dict[str, int],
-    rtp: dict[str, int],
-) -> dict[str, Any]:
-    figures: dict[str, Any] = {
-        "args": {k: v for k, v in vars(args).items() if k != "json"},
-        "orchestrators": {},
-    }
-    print()
-    print(
-        f"Main phase: {args.conversations} concurrent conversations, {servers} servers, "
-        f"{args.warm_turns} warm turns each x {args.rounds} round(s) (Microsoft: {args.ms_turns})"
-    )
-    print()
-    labels = {
-        "ours": "ours",
-        "floor": "floor (no SDK)",
-        "otel": "ours + OTel (OTLP)",
-        "ms": "Microsoft 2.0.0",
-    }
-    targets: list[list[str]] = []
-    for orchestrator in args.orchestrators:
-        rows = []
-        o_fig: dict[str, Any] = {}
-        for side in ("ours", "floor", "otel", "ms"):
-            p = run.get(orchestrator, side, "warm")
-            if p is None:
-                continue
-            o_fig[side] = summary(p)
-            rows.append(
-                [
-                    labels[side],
-                    f"{p.throughput:.1f}/s",
-                    fmt_ms(percentile(p.latencies, 50)),
-                    fmt_ms(percentile(p.latencies, 95)),
-                    fmt_ms(percentile(p.latencies, 99)),
-                    fmt_ms(p.cpu_per_turn),
-                    str(p.connections),
-                    f"{p.rss_mib:.0f} MiB",
-                    f"{p.turns}/{p.errors}",
-                ]
-            )
-        print(f"## {orchestrator}: warm turns")
-        table(
-            rows,
-            [
-                "host",
-                "turns/s",
-                "p50",
-                "p95",
-                "p99",
-                "CPU/turn",
-                "conns (peak)",
-                "RSS (peak)",
-                "turns/errors",
-            ],
-        )
-        ours, floor = run.get(orchestrator, "ours", "warm"), run.get(orchestrator, "floor", "warm")
-        cold_rows = []
-        for side in ("ours", "floor"):
-            p = run.get(orchestrator, side, "cold")
-            if p is not None:
-                o_fig[f"cold_{side}"] = summary(p)
-                cold_rows.append(
-                    [
-                        labels[side],
-                        fmt_ms(percentile(p.latencies, 50)),
-                        fmt_ms(percentile(p.latencies, 95)),
-                        fmt_ms(p.cpu_per_turn),
-                        f"{p.turns}/{p.errors}",
-                    ]
-                )
-        print(
-            f"## {orchestrator}: cold turns (new users, {args.cold_servers} servers, {args.cold_concurrency} at a time)"
-        )
-        table(cold_rows, ["host", "p50", "p95", "CPU/turn", "turns/errors"])
-        growth_rows = []
-        for label, keys in (
-            (
-                "servers",
-                [(f"s{n}", f"{n} servers ({args.growth_base} conversations)") for n in args.growth_servers],
-            ),
-            (
-                "conversations",
-                [(f"c{c}", f"{c} conversations ({servers} servers)") for c in args.growth_conversations],
-            ),
-        ):
-            for key, text in keys:
-                po, pf = run.get(orchestrator, "ours", key), run.get(orchestrator, "floor", key)
-                if po is None or pf is None:
-                    continue
-                o_fig[f"growth_{key}"] = {"ours": summary(po), "floor": summary(pf)}
-                growth_rows.append(
-                    [
-                        text,
-                        fmt_ms(po.cpu_per_turn),
-                        fmt_ms(pf.cpu_per_turn),
-                        f"{ratio(po.cpu_per_turn, pf.cpu_per_turn):.2f}",
-                        fmt_ms(percentile(po.latencies, 99)),
-                        fmt_ms(percentile(pf.latencies, 99)),
-                        f"{po.throughput:.1f}/s",
-                        f"{po.rss_mib:.0f} / {pf.rss_mib:.0f} MiB",
-                    ]
-                )
-            del label
-        print(f"## {orchestrator}: growth, CPU per warm turn")
-        table(
-            growth_rows,
-            [
-                "phase",
-                "ours CPU/turn",
-                "floor CPU/turn",
-                "ours/floor",
-                "ours p99",
-                "floor p99",
-                "ours turns/s",
-                "RSS ours / floor",
-            ],
-        )
-        figures["orchestrators"][orchestrator] = o_fig
-
-        def target(
-            index: int,
-            value: float | None,
-            ok: bool | None,
-            note: str = "",
-            name: str = "",
-            o: str = orchestrator,
-        ) -> None:
-            name, goal = name or TARGETS[index][0], TARGETS[index][1]
-            shown = "n/a" if value is None or value != value else f"{value:.2f}"
-            state = "n/a" if value is None or value != value or ok is None else verdict(ok)
-            targets.append([o, name, shown, goal, state + (f" ({note})" if note else "")])
-
-        cpu_ratio = ratio(ours.cpu_per_turn, floor.cpu_per_turn) if ours and floor else None
-        target(0, cpu_ratio, cpu_ratio is not None and cpu_ratio <= 1.15)
-        p99 = (
-            ratio(percentile(ours.latencies, 99), percentile(floor.latencies, 99)) if ours and floor else None
-        )
-        target(1, p99, p99 is not None and p99 <= 1.15)
-        ms = run.get(orchestrator, "ms", "warm")
-        thr = ratio(ours.throughput, ms.throughput) if ours and ms else None
-        target(
-            2,
-            thr,
-            thr is not None and thr >= 2.0,
-            "" if orchestrator == "openai" else "Microsoft has no LangChain extension",
-        )
-        co, cf = run.get(orchestrator, "ours", "cold"), run.get(orchestrator, "floor", "cold")
-        cold = ratio(percentile(co.latencies, 50), percentile(cf.latencies, 50)) if co and cf else None
-        target(3, cold, cold is not None and cold <= 1.25, f"{args.cold_servers} servers, p50")
-        ot = run.get(orchestrator, "otel", "warm")
-        otel = ratio(ot.throughput, ours.throughput) if ot and ours else None
-        target(4, otel, otel is not None and otel >= 0.90)
-        lo, hi = flat_pair(args)
-        s_lo, s_hi = run.get(orchestrator, "ours", f"s{lo}"), run.get(orchestrator, "ours", f"s{hi}")
-        flat = ratio(s_hi.cpu_per_turn, s_lo.cpu_per_turn) if s_lo and s_hi and lo != hi else None
-        f_lo, f_hi = run.get(orchestrator, "floor", f"s{lo}"), run.get(orchestrator, "floor", f"s{hi}")
-        floor_flat = ratio(f_hi.cpu_per_turn, f_lo.cpu_per_turn) if f_lo and f_hi and lo != hi else None
-        target(
-            5,
-            flat,
-            flat is not None and abs(flat - 1) <= 0.10,
-            f"floor {floor_flat:.2f}" if floor_flat is not None else "",
-            name=TARGETS[5][0].format(hi=hi, lo=lo),
-        )
-        target(
-            6,
-            sends_ratio,
-            sends_ratio is not None and sends_ratio <= 1.2,
-            "concurrency.py, core (either orchestrator)",
-        )
-        o_fig["targets"] = {
-            "cpu": cpu_ratio,
-            "p99": p99,
-            "vs_ms": thr,
-            "cold": cold,
-            "otel": otel,
-            "flat": flat,
-            "sends": sends_ratio,
-        }
-    print("## Targets (same-run ratios)")
-    table(targets, ["orchestrator", "figure", "value", "target", ""])
-    figures["targets"] = targets
-    figures["otel_collector"] = otel_bytes
-    figures["rtp"] = rtp
-    if otel_bytes:
-        print(f"OTLP collector received: {json.dumps(otel_bytes)}")
-        print()
-    for orchestrator, prof in profile.items():
-        print(
-            f"## Profile of a warm phase, ours, {orchestrator} ({prof['tool']}; share of the host's samples)"
-        )
-        if prof["packages"]:
-            table(
-                [[name, f"{share:.1%}"] for name, share in prof["packages"]],
-                ["package of the running frame", "share"],
-            )
-        if prof["under_sdk"] is not None:
-            print(f"samples with an agents_a365 frame on the stack: {prof['under_sdk']:.1%}")
-            print()
-        table([[name, f"{share:.1%}"] for name, share in prof["functions"]], ["function (self)", "share"])
-        if prof["inclusive"]:
-            table(
-                [[name, f"{share:.1%}"] for name, share in prof["inclusive"]],
-                ["function (on the stack)", "share"],
-            )
-    figures["profile"] = profile
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=1, default=str))
-    return figures
-
-
-def flat_pair(args: argparse.Namespace) -> tuple[int, int]:
-    """The server counts of the flatness target: the main phase's (8) and the largest growth count (32)."""
-    counts = sorted(args.growth_servers)
-    if not counts:
-        return args.servers, args.servers
-    lo = args.servers if args.servers in counts else counts[0]
-    return lo, counts[-1]
-
-
-def summary(p: Phase) -> dict[str, float]:
-    return {
-        "turns": p.turns,
-        "errors": p.errors,
-        "turns_per_s": p.throughput,
-        "p50_ms": percentile(p.latencies, 50) * 1000,
-        "p95_ms": percentile(p.latencies, 95) * 1000,
-        "p99_ms": percentile(p.latencies, 99) * 1000,
-        "cpu_per_turn_ms": p.cpu_per_turn * 1000,
-        "connections": p.connections,
-        "rss_mib": p.rss_mib,
-    }
 
 
 if __name__ == "__main__":

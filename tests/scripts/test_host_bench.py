@@ -34,6 +34,8 @@ def test_host_benchmark_runs_every_phase_and_reports_every_target(tmp_path: Path
         "--cold-servers=2",
         "--cold-users=2",
         "--cold-concurrency=2",
+        "--profile",
+        "--profiler=cprofile",  # inside the host: no py-spy needed
         f"--json={out}",
     ]
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600, check=False)
@@ -67,3 +69,8 @@ def test_host_benchmark_runs_every_phase_and_reports_every_target(tmp_path: Path
     assert figures["rtp"]["with_answer"] == figures["rtp"]["records"]
     assert figures["otel_collector"]["/v1/traces requests"] > 0
     assert "## Targets" in done.stdout
+    for orchestrator in ORCHESTRATORS:
+        profile = figures["profile"][orchestrator]
+        assert profile["tool"] == "cProfile"
+        assert profile["functions"]
+        assert profile["inclusive"]
