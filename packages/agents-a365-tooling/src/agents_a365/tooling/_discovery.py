@@ -11,7 +11,7 @@ import asyncio
 import logging
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import httpx
 
@@ -25,7 +25,7 @@ from ._bounded_http import ResponseTooLargeError, request_bounded
 from ._cache import AsyncTTLCache
 from ._deprecation import check_options
 from ._manifest import entries_stepwise, read_manifest
-from ._part import ServicePart
+from ._part import ServicePart, Shared
 from ._redact import scrub
 from ._scopes import is_v2_server, token_scope_for
 from ._stepwise import Steps, json_value, mapped, run_cooperatively
@@ -35,7 +35,6 @@ from ._tokens import Tokens, strip_bearer, usable_token
 from ._tool_names import unique_server_steps
 from ._turn import TurnIdentity, TurnKey
 from ._urls import path_segment, validate_server_name, validate_token_url
-from .configuration import ToolingConfiguration
 from .errors import ToolServerDiscoveryError
 from .headers import build_request_headers
 from .models import MCPServerConfig, ToolingManifestEntry, ToolOptions
@@ -63,15 +62,10 @@ def _env_token_name(server_name: str) -> str:
 class Discovery(ServicePart):
     """``list_tool_servers`` and what it needs; owned by :class:`McpToolServerConfigurationService`."""
 
-    def __init__(
-        self,
-        configuration: ToolingConfiguration,
-        clock: Callable[[], float],
-        client: Callable[[], httpx.AsyncClient],
-    ) -> None:
-        super().__init__(configuration, clock, client)
-        self.tokens = Tokens(configuration, clock, client)
-        self.entries: AsyncTTLCache[tuple[MCPServerConfig, ...]] = AsyncTTLCache(clock=clock)
+    def __init__(self, shared: Shared) -> None:
+        super().__init__(shared)
+        self.tokens = Tokens(shared)
+        self.entries: AsyncTTLCache[tuple[MCPServerConfig, ...]] = AsyncTTLCache(clock=shared.clock)
 
     def clear(self) -> None:
         self.tokens.clear()

@@ -3,28 +3,30 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import httpx
 
 from .configuration import ToolingConfiguration
 
 
+class Shared(NamedTuple):
+    """What the service hands its parts (no reference to the service itself)."""
+
+    configuration: ToolingConfiguration
+    clock: Callable[[], float]
+    client: Callable[[], httpx.AsyncClient]
+    """The HTTP client of the running event loop (the service makes one per loop)."""
+
+
 class ServicePart:
-    """A part of :class:`McpToolServerConfigurationService`, given what it needs (no reference to the service).
+    """A part of :class:`McpToolServerConfigurationService`, given what it needs."""
 
-    ``client`` returns the HTTP client of the running event loop (the service makes one per loop).
-    """
-
-    def __init__(
-        self,
-        configuration: ToolingConfiguration,
-        clock: Callable[[], float],
-        client: Callable[[], httpx.AsyncClient],
-    ) -> None:
-        self.configuration = configuration
-        self.clock = clock
-        self._client = client
+    def __init__(self, shared: Shared) -> None:
+        self.shared = shared
+        self.configuration = shared.configuration
+        self.clock = shared.clock
 
     @property
     def http_client(self) -> httpx.AsyncClient:
-        return self._client()
+        return self.shared.client()

@@ -10,18 +10,16 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from agents_a365.runtime import OperationError, OperationResult, TurnContextLike
 
 from ._deprecation import check_options
-from ._part import ServicePart
+from ._part import ServicePart, Shared
 from ._redact import scrub
 from ._rtp_send import RtpSendSettings, send_chat_history_request
 from ._telemetry_hooks import traced_rtp_send
-from .configuration import ToolingConfiguration
 from .constants import CHAT_HISTORY_PATH
 from .errors import ChatHistorySendError
 from .headers import build_request_headers
@@ -36,13 +34,8 @@ class ThreatProtection(ServicePart):
     """``send_chat_history``, its in-flight bound and its drain at close; owned by
     :class:`McpToolServerConfigurationService`."""
 
-    def __init__(
-        self,
-        configuration: ToolingConfiguration,
-        clock: Callable[[], float],
-        client: Callable[[], httpx.AsyncClient],
-    ) -> None:
-        super().__init__(configuration, clock, client)
+    def __init__(self, shared: Shared) -> None:
+        super().__init__(shared)
         self._slots: asyncio.Semaphore | None = None
         self._slots_size = 0
         # Every send under way (queued for a slot or on the wire), by the deadline that ends it at close.

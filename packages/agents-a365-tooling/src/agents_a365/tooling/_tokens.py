@@ -10,9 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
-
-import httpx
 
 from agents_a365.runtime import (
     AgenticAuthenticationService,
@@ -23,12 +20,11 @@ from agents_a365.runtime import (
 )
 
 from ._cache import AsyncTTLCache
-from ._part import ServicePart
+from ._part import ServicePart, Shared
 from ._redact import scrub
 from ._telemetry import operation, tracing
 from ._telemetry_hooks import cache_lookup
 from ._turn import TurnKey
-from .configuration import ToolingConfiguration
 from .errors import TokenAcquisitionError
 
 __all__ = ["Tokens", "strip_bearer", "usable_token"]
@@ -51,14 +47,9 @@ def usable_token(token: str) -> tuple[str, float]:
 class Tokens(ServicePart):
     """The token exchange of :class:`Discovery` and its cache."""
 
-    def __init__(
-        self,
-        configuration: ToolingConfiguration,
-        clock: Callable[[], float],
-        client: Callable[[], httpx.AsyncClient],
-    ) -> None:
-        super().__init__(configuration, clock, client)
-        self.cache: AsyncTTLCache[str] = AsyncTTLCache(clock=clock)
+    def __init__(self, shared: Shared) -> None:
+        super().__init__(shared)
+        self.cache: AsyncTTLCache[str] = AsyncTTLCache(clock=shared.clock)
 
     def clear(self) -> None:
         self.cache.clear()

@@ -21,6 +21,7 @@ from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextL
 
 from ._cache import ToolDefinitionCache
 from ._discovery import Discovery
+from ._part import Shared
 from ._sessions import McpSessionPool
 from ._telemetry_hooks import traced_mcp_listing
 from ._threat_protection import ThreatProtection
@@ -80,8 +81,9 @@ class McpToolServerConfigurationService:
         self._listing: McpSessionPool | None = None
         self._listing_loop: asyncio.AbstractEventLoop | None = None
         # The parts get the settings, the clock and the client getter (one client per event loop).
-        self._discovery = Discovery(self.configuration, clock, lambda: self.http_client)
-        self._threat_protection = ThreatProtection(self.configuration, clock, lambda: self.http_client)
+        shared = Shared(self.configuration, clock, lambda: self.http_client)
+        self._discovery = Discovery(shared)
+        self._threat_protection = ThreatProtection(shared)
         self._tool_definitions = ToolDefinitionCache(max(self.configuration.tool_cache_ttl, 0.0), clock=clock)
         self._tool_cache_ttl_from_settings = True
 
