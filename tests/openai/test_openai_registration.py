@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import pytest
@@ -24,6 +24,7 @@ from agents_a365.emulator import (
     Fault,
     TokenIssuer,
 )
+from agents_a365.runtime import decode_token_payload
 from agents_a365.tooling import McpServerConnectionError, McpToolServerConfigurationService
 from agents_a365.tooling.extensions.openai import ORCHESTRATOR_NAME, A365MCPServer, McpToolRegistrationService
 from support.leaks import leaked_tasks, other_tasks
@@ -99,10 +100,20 @@ async def test_headers_are_the_tooling_services_complete_headers(
         configs = await tooling.list_tool_servers(
             turn, authorization, AUTH_HANDLER, options=service.tool_options(None)
         )
-    expected = {c.mcp_server_name: c.headers for c in configs}
+    expected = {c.mcp_server_name: _stable(c.headers) for c in configs}
     async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn) as agent:
-        actual = {name: dict(s.config.headers) for name, s in _streamable(agent).items()}
+        actual = {name: _stable(s.config.headers) for name, s in _streamable(agent).items()}
     assert actual == expected
+
+
+def _stable(headers: Mapping[str, str]) -> dict[str, object]:
+    """The headers with the bearer token as its claims minus the times: the two services exchange their own
+    tokens, which differ when the exchanges fall in different seconds."""
+    out: dict[str, object] = dict(headers)
+    scheme, _, token = out.pop("Authorization").partition(" ")
+    claims = {k: v for k, v in decode_token_payload(token).items() if k not in {"iat", "exp", "nbf", "jti"}}
+    out["Authorization"] = (scheme, claims)
+    return out
 
 
 async def test_returns_a_clone_and_never_mutates_the_template(
