@@ -28,8 +28,8 @@ from ._manifest import entries_stepwise, read_manifest
 from ._part import ServicePart, Shared
 from ._redact import scrub
 from ._scopes import is_v2_server, token_scope_for
+from ._spans import operation, tracing
 from ._stepwise import Steps, json_value, mapped, run_cooperatively
-from ._telemetry import operation, tracing
 from ._telemetry_hooks import cache_lookup, turn_attributes
 from ._tokens import Tokens, strip_bearer, usable_token
 from ._tool_names import unique_server_steps

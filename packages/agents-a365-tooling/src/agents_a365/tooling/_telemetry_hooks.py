@@ -21,7 +21,8 @@ from agents_a365.runtime import OperationResult
 
 from ._bounded_http import ResponseTooLargeError
 from ._retry import RETRYABLE_STATUS, parse_retry_after
-from ._telemetry import NULL_SPAN, ToolCallSpan, enabled, identity_attributes, instruments, operation, tracing
+from ._spans import NULL_SPAN, ToolCallSpan, enabled, identity_attributes, operation, tracing
+from ._telemetry import instruments
 from ._turn import read_activity
 from .errors import ChatHistorySendError
 

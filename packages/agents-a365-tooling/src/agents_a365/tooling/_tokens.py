@@ -22,7 +22,7 @@ from agents_a365.runtime import (
 from ._cache import AsyncTTLCache
 from ._part import ServicePart, Shared
 from ._redact import scrub
-from ._telemetry import operation, tracing
+from ._spans import operation, tracing
 from ._telemetry_hooks import cache_lookup
 from ._turn import TurnKey
 from .errors import TokenAcquisitionError

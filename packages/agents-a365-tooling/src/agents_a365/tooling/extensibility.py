@@ -20,7 +20,7 @@ from ._history import (
 )
 from ._redact import describe_error, redact_headers, scrub, scrubbed
 from ._sessions import MAX_LIST_PAGES, McpSessionPool
-from ._telemetry import ToolCallSpan, tool_call_span
+from ._spans import ToolCallSpan, tool_call_span
 from ._telemetry_hooks import mcp_session_span
 from ._tool_names import normalize_url, resolve_tool_names, unique_servers, usable_tools
 from ._turn import TurnIdentity, turn_identity
