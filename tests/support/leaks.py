@@ -10,7 +10,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-__all__ = ["SERVER_SIDE", "is_server_side", "leaked_tasks", "other_tasks", "our_tasks"]
+__all__ = [
+    "POOLED",
+    "SERVER_SIDE",
+    "is_pooled",
+    "is_server_side",
+    "leaked_tasks",
+    "other_tasks",
+    "our_tasks",
+    "pooled_tasks",
+]
 
 # Frames of tasks that belong to the in-process emulator (server side), not to the SDK.
 SERVER_SIDE = ("/uvicorn/", "/starlette/", "/mcp/server/", "/agents_a365/emulator/", "/sse_starlette/")
@@ -24,9 +33,28 @@ def is_server_side(task: asyncio.Task[Any]) -> bool:
     return any(marker in files for marker in SERVER_SIDE)
 
 
+POOLED = "a365-mcp-pooled"
+"""The name prefix of the tooling service's pooled MCP sessions: the service's, not a turn's. They outlive
+a turn on purpose (reused by the user's next turn) and end with the service (``aclose``), when idle, or
+when their token expires; the pool's tests check that."""
+
+
+def is_pooled(task: asyncio.Task[Any]) -> bool:
+    return task.get_name().startswith(POOLED)
+
+
 def our_tasks() -> list[asyncio.Task[Any]]:
-    """Unfinished tasks this SDK started by name (MCP session holders and tool listings: ``a365-mcp*``)."""
-    return [t for t in asyncio.all_tasks() if t.get_name().startswith("a365-mcp") and not t.done()]
+    """Unfinished tasks a turn of this SDK started by name (``a365-mcp*``), pooled sessions left out."""
+    return [
+        t
+        for t in asyncio.all_tasks()
+        if t.get_name().startswith("a365-mcp") and not t.done() and not is_pooled(t)
+    ]
+
+
+def pooled_tasks() -> list[asyncio.Task[Any]]:
+    """The pooled sessions' holder tasks still running."""
+    return [t for t in asyncio.all_tasks() if is_pooled(t) and not t.done()]
 
 
 def other_tasks() -> set[asyncio.Task[Any]]:
@@ -42,7 +70,8 @@ def other_tasks() -> set[asyncio.Task[Any]]:
 
 
 async def leaked_tasks(before: set[asyncio.Task[Any]], *, grace: float = 2.0) -> set[asyncio.Task[Any]]:
-    """Client-side tasks started since ``before`` still running after at most ``grace`` seconds.
+    """Client-side tasks started since ``before`` still running after at most ``grace`` seconds, the
+    service's pooled sessions left out (a turn's leak is what this finds; ``pooled_tasks`` the others).
 
     The emulator's request handlers may need a moment to finish after the client closed (they are
     not counted anyway); a client-side leak stays. Returns as soon as none is left.
@@ -50,7 +79,7 @@ async def leaked_tasks(before: set[asyncio.Task[Any]], *, grace: float = 2.0) ->
     loop = asyncio.get_running_loop()
     deadline = loop.time() + grace
     while True:
-        extra = {t for t in other_tasks() - before if not is_server_side(t)}
+        extra = {t for t in other_tasks() - before if not is_server_side(t) and not is_pooled(t)}
         if not extra or loop.time() >= deadline:
             return extra
         await asyncio.sleep(0.02)

@@ -78,8 +78,8 @@ class McpToolServerConfigurationService:
         self._owns_client = http_client is None
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._abandoned: list[httpx.AsyncClient] = []
-        self._listing: McpSessionPool | None = None
-        self._listing_loop: asyncio.AbstractEventLoop | None = None
+        self._pool: McpSessionPool | None = None
+        self._pool_loop: asyncio.AbstractEventLoop | None = None
         # The parts get the settings, the clock and the client getter (one client per event loop).
         shared = Shared(self.configuration, clock, lambda: self.http_client)
         self._discovery = Discovery(shared)
@@ -137,9 +137,9 @@ class McpToolServerConfigurationService:
         if self._client_loop is not _running_loop():
             self._threat_protection.reset()  # sends of another event loop cannot be awaited from this one
         await self._threat_protection.drain(self.clock)
-        listing, self._listing = self._listing, None
-        if listing is not None and self._listing_loop is _running_loop():
-            await listing.aclose()
+        pool, self._pool = self._pool, None
+        if pool is not None and self._pool_loop is _running_loop():
+            await pool.aclose()  # a pool of another (closed) loop is dropped: its sessions ended with it
         # A client of another (maybe closed) event loop is dropped, not closed: closing it from
         # here would raise "Event loop is closed"; its loop's end closed its sockets already.
         if self._client is not None and self._owns_client:
@@ -217,12 +217,33 @@ class McpToolServerConfigurationService:
         return servers
 
     # -- MCP -------------------------------------------------------------------------------
+    @property
+    def session_pool(self) -> McpSessionPool:
+        """The MCP sessions of this service, shared by listings, both extensions' tool calls and turns.
+
+        One session per server URL and request headers (so per user token), opened by its first request
+        and reused by later ones, in this turn and the next, until it is idle for
+        ``mcp_session_idle_timeout`` (``0``: closed as soon as its request returns), its token expires,
+        ``max_mcp_sessions`` are open (the least recently used idle one goes) or :meth:`aclose`. A turn
+        holds sessions only while its requests run: it leaves no task or connection of its own behind.
+        One pool per event loop; settings are read at each use."""
+        loop = _running_loop()
+        if self._pool is None or self._pool_loop is not loop:
+            self._pool, self._pool_loop = McpSessionPool(clock=self.clock, name="a365-mcp-pooled"), loop
+        cfg = self.configuration
+        pool = self._pool
+        pool.timeout, pool.idle_timeout = cfg.request_timeout, max(cfg.mcp_session_idle_timeout, 0.0)
+        pool.max_sessions, pool.max_response_bytes = cfg.max_mcp_sessions, cfg.max_mcp_response_bytes
+        pool.token_expiry_skew = cfg.token_expiry_skew
+        return pool
+
     async def get_mcp_client_tools(self, server_name: str, server_config: MCPServerConfig) -> list[Tool]:
         """List one server's tools (every page), always from the server.
 
-        Over the official MCP client on a session of its own (ended at once), within ``request_timeout``
-        in total, each answer capped at ``max_mcp_response_bytes``; ``McpServerConnectionError`` naming
-        the server when it cannot be listed.
+        Over the official MCP client, on the server's pooled session (:attr:`session_pool`: the session
+        that lists is the one the turn's tool calls use), within ``request_timeout`` in total, each answer
+        capped at ``max_mcp_response_bytes``; ``McpServerConnectionError`` naming the server when it
+        cannot be listed.
         """
         if not server_name:
             raise ValueError("server_name is required")
@@ -233,25 +254,7 @@ class McpToolServerConfigurationService:
             allow_insecure_http=self.configuration.allow_insecure_http,
             what=f"MCP server {server_name!r}",
         )
-        return await _list_server_tools(server_name, server_config, pool=self._listing_pool())
-
-    def _listing_pool(self) -> McpSessionPool:
-        # Sessions closed as soon as listed (idle_timeout=0); one connection pool for every listing of
-        # this service, on this event loop (as the HTTP client). Settings are read at each listing.
-        loop = _running_loop()
-        if self._listing is None or self._listing_loop is not loop:
-            self._listing, self._listing_loop = (
-                McpSessionPool(
-                    idle_timeout=0,
-                    clock=self.clock,
-                    session_spans=False,  # the listing has its own span
-                ),
-                loop,
-            )
-        cfg = self.configuration
-        self._listing.timeout = cfg.request_timeout
-        self._listing.max_response_bytes = cfg.max_mcp_response_bytes
-        return self._listing
+        return await _list_server_tools(server_name, server_config, pool=self.session_pool)
 
     async def list_mcp_tools(self, server: MCPServerConfig) -> list[Tool]:
         """``server``'s tools from :attr:`tool_definitions` when fresh, else listed and cached.

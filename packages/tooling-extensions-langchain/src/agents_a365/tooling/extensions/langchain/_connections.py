@@ -1,12 +1,9 @@
-"""A turn's MCP tools as LangChain tools, every call through a session pool of the tooling core.
+"""A turn's MCP tools as LangChain tools, every call through the tooling service's session pool.
 
-One mechanism for both shapes (:class:`~agents_a365.tooling.extensibility.McpSessionPool`):
-
-- ``mcp_tools``: a pool for the block. A server listed at registration keeps the session it was listed on
-  for the block's calls; a server whose definitions are cached gets its session from its first call.
-  Every session is closed when the block exits.
-- ``get_mcp_tools`` / ``add_tool_servers_to_agent``: the service's pool, sessions reused across calls and
-  turns (per server URL and user token) until idle, token expiry, the bound or ``aclose``.
+Sessions are the pool's (:class:`~agents_a365.tooling.extensibility.McpSessionPool`, per server URL and
+request headers, so per user token): opened by a listing or a first call, reused across calls and turns
+until idle, token expiry, the bound or ``aclose``. An ``mcp_tools`` block is a :class:`TurnScope`: once it
+exits its tools refuse to run.
 
 Definitions come from the tooling service's :class:`~agents_a365.tooling.ToolDefinitionCache` (per server
 URL and request headers, so per user): a warm turn makes no MCP request at registration. The trade-off: a
@@ -34,25 +31,41 @@ from agents_a365.tooling.extensibility import McpSessionPool, check_turn, scrubb
 from ._telemetry import traced_tool_calls
 from ._toolset import A365_SERVER
 
-__all__ = ["Connected", "load_tools"]
+__all__ = ["Connected", "TurnScope", "load_tools"]
 
 logger = logging.getLogger(__name__)
 
 _CONVERT_BATCH = 100  # tools converted between two yields to the event loop
 
 
+class TurnScope:
+    """The life of an ``mcp_tools`` block: its tools refuse to run once it is closed."""
+
+    __slots__ = ("closed",)
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
 class _PoolSession:
     """Stands in for a server's ``ClientSession`` in langchain-mcp-adapters' tools (``call_tool`` only)."""
 
-    __slots__ = ("_pool", "_schemas", "_server", "_turn")
+    __slots__ = ("_pool", "_schemas", "_scope", "_server")
 
     def __init__(
-        self, pool: McpSessionPool, server: MCPServerConfig, definitions: Sequence[McpTool], turn: bool
+        self,
+        pool: McpSessionPool,
+        server: MCPServerConfig,
+        definitions: Sequence[McpTool],
+        scope: TurnScope | None,
     ) -> None:
         self._pool = pool
         self._server = server
         self._schemas = {d.name: d.outputSchema for d in definitions if d.outputSchema is not None}
-        self._turn = turn
+        self._scope = scope
 
     def __repr__(self) -> str:
         return f"_PoolSession({self._server.mcp_server_name!r})"
@@ -60,25 +73,17 @@ class _PoolSession:
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None = None, progress_callback: Any = None, **_: Any
     ) -> CallToolResult:
-        where = f"MCP server {self._server.mcp_server_name!r}"
-        if self._turn and self._pool.closed:
-            raise RuntimeError(f"{where}: the tools of an mcp_tools() block cannot be called after it exits")
-        try:
-            return await self._pool.call_tool(
-                self._server,
-                name,
-                arguments,
-                output_schema=self._schemas.get(name),
-                progress_callback=progress_callback,
+        if self._scope is not None and self._scope.closed:
+            raise RuntimeError(
+                f"MCP server {self._server.mcp_server_name!r}: the tools of an mcp_tools() block cannot be "
+                "called after it exits"
             )
-        except McpServerConnectionError:
-            if not (self._turn and self._pool.closed):
-                raise
-        # Raised outside the handler: the pool's error (with the server's text) is not its context.
-        raise McpServerConnectionError(
-            f"{where} at {self._server.url}: the mcp_tools() block exited while connecting",
-            server_name=self._server.mcp_server_name,
-            url=self._server.url,
+        return await self._pool.call_tool(
+            self._server,
+            name,
+            arguments,
+            output_schema=self._schemas.get(name),
+            progress_callback=progress_callback,
         )
 
 
@@ -138,12 +143,12 @@ async def to_langchain(
     cache: ToolDefinitionCache,
     pool: McpSessionPool,
     *,
-    turn: bool,
+    scope: TurnScope | None,
 ) -> list[BaseTool]:
     """What ``load_mcp_tools`` builds from the listed tools (same names, schemas and metadata, no name
     prefix, MCP execution errors returned to the model), calling through ``pool``, plus cache
     invalidation. Converted in batches: thousands of tools never hold the event loop in one step."""
-    session = cast(ClientSession, _PoolSession(pool, server, definitions, turn))
+    session = cast(ClientSession, _PoolSession(pool, server, definitions, scope))
     interceptors = [
         _turn_guard(server),
         traced_tool_calls(server.mcp_server_name),
@@ -217,7 +222,7 @@ async def load_tools(
     *,
     timeout: float,
     skip_unreachable: bool = False,
-    turn: bool = False,
+    scope: TurnScope | None = None,
 ) -> Connected:
     """Each server's tools, calling through ``pool``: cached definitions cost no MCP request, the others
     are listed concurrently by ``list_tools`` within ``timeout`` (and cached)."""
@@ -227,7 +232,7 @@ async def load_tools(
         if definitions is None:
             definitions = tuple(await list_tools(server))
             logger.debug("MCP server %r listed: %d tool(s)", server.mcp_server_name, len(definitions))
-        return await to_langchain(definitions, server, cache, pool, turn=turn)
+        return await to_langchain(definitions, server, cache, pool, scope=scope)
 
     results = {
         s.mcp_server_name: asyncio.create_task(server_tools(s), name=f"a365-mcp-list-{s.mcp_server_name}")

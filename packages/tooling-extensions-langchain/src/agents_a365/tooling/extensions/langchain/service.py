@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
-import math
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from langchain.agents import create_agent
 from langchain_core.tools import BaseTool
-from mcp.types import Tool as McpTool
 
 from agents_a365.runtime import AuthorizationLike, TurnContextLike
 from agents_a365.tooling import (
@@ -20,7 +17,7 @@ from agents_a365.tooling import (
 )
 from agents_a365.tooling.extensibility import McpSessionPool, renamed_kwargs
 
-from ._connections import load_tools
+from ._connections import TurnScope, load_tools
 from ._history_sends import ChatHistorySends, StateGraphLike, require
 from ._toolset import AgentFactory, McpToolset, build_agent
 
@@ -41,41 +38,12 @@ class McpToolRegistrationService(ChatHistorySends):
 
     orchestrator_name = ORCHESTRATOR_NAME
     distribution = "agents-a365-tooling-extensions-langchain"
-    _pool: McpSessionPool | None = None
-    _pool_loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def session_pool(self) -> McpSessionPool:
-        """The MCP sessions the per-call tools (``get_mcp_tools``, ``add_tool_servers_to_agent``) reuse
-        across calls and turns; one per event loop, closed by :meth:`aclose`."""
-        loop = asyncio.get_running_loop()
-        if self._pool is None or self._pool_loop is not loop:
-            config = self.configuration
-            # A pool of another (closed) loop is dropped: its sessions ended with that loop.
-            self._pool = self._new_pool(
-                config.mcp_session_idle_timeout, config.max_mcp_sessions, "a365-mcp-pooled"
-            )
-            self._pool_loop = loop
-        return self._pool
-
-    def _new_pool(self, idle_timeout: float, max_sessions: int, name: str) -> McpSessionPool:
-        config = self.configuration
-        return McpSessionPool(
-            timeout=config.request_timeout,
-            idle_timeout=idle_timeout,
-            max_sessions=max_sessions,
-            max_response_bytes=config.max_mcp_response_bytes,
-            token_expiry_skew=config.token_expiry_skew,
-            clock=self.configuration_service.clock,
-            name=name,
-        )
-
-    async def aclose(self) -> None:
-        """Close the pooled MCP sessions, then the tooling service if this service created it."""
-        pool, self._pool = self._pool, None
-        if pool is not None and self._pool_loop is asyncio.get_running_loop():
-            await pool.aclose()
-        await super().aclose()
+        """The tooling service's MCP sessions (``configuration_service.session_pool``), reused across calls
+        and turns; closed with the tooling service."""
+        return self.configuration_service.session_pool
 
     async def _servers(
         self,
@@ -107,48 +75,34 @@ class McpToolRegistrationService(ChatHistorySends):
         options: ToolOptions | None = None,
         skip_unreachable: bool = False,
     ) -> AsyncIterator[McpToolset]:
-        """The turn's MCP tools over one open session per server (the fast path).
-
-        Discovers once, opens every server's session concurrently, and closes them all when
-        the block exits (also on error or cancellation). The tools are valid only inside::
+        """The turn's MCP tools, valid inside the block only::
 
             async with service.mcp_tools(authorization, "agentic", turn_context) as toolset:
                 agent = toolset.create_agent({"model": model, "tools": my_tools})
                 result = await agent.ainvoke({"messages": [...]}, context=turn_identity(turn_context))
 
-        Each server must connect within ``request_timeout``. Raises ``McpServerConnectionError``
-        naming a server that cannot be reached in time (the other sessions are closed); with
-        ``skip_unreachable=True`` that server is left out with a warning instead. Also raises
-        the tooling service's errors (``ToolServerDiscoveryError``, ``TokenAcquisitionError``,
-        ``ValueError``).
+        Discovers once and lists every server concurrently (each within ``request_timeout``), on the
+        tooling service's pooled MCP sessions (``session_pool``): the session that lists a server is the
+        one its tool calls use, in this turn and the next (per server and user token, until idle for
+        ``mcp_session_idle_timeout``). After the block exits (also on error or cancellation) its tools
+        refuse to run, and nothing of the turn is left open. Raises ``McpServerConnectionError`` naming a
+        server that cannot be listed in time; with ``skip_unreachable=True`` that server is left out with
+        a warning instead. Also raises the tooling service's errors (``ToolServerDiscoveryError``,
+        ``TokenAcquisitionError``, ``ValueError``).
 
         Warm turns: each server's tool definitions are cached per server and request headers
         (so per user; ``tool_cache_ttl``, default 300 s, ``0`` turns it off). On a cache hit the
-        server is not contacted at registration; its session is opened by the first tool call
-        (concurrent first calls share it) and closed when the block exits. The trade-off: a
-        cached server that has become unreachable is not caught (nor skipped) here; its tool
-        calls raise ``McpServerConnectionError`` instead, and its entry is invalidated so the
-        next turn lists it again.
+        server is not contacted at registration. The trade-off: a cached server that has become
+        unreachable is not caught (nor skipped) here; its tool calls raise ``McpServerConnectionError``
+        instead, and its entry is invalidated so the next turn lists it again.
         """
-        servers = await self._servers(authorization, auth_handler_name, turn_context, auth_token, options)
-        cache = self.configuration_service.tool_definitions
-        # The block's own sessions: kept for every call of the block (no idle timeout), closed at its exit.
-        async with self._new_pool(math.inf, max(len(servers), 1), "a365-mcp-session") as pool:
-
-            async def listed(server: MCPServerConfig) -> Sequence[McpTool]:
-                # On the block's pool: the session that lists is the one the calls use.
-                return await cache.get_or_list(server.url, server.headers, lambda: pool.list_tools(server))
-
-            connected = await load_tools(
-                servers,
-                cache,
-                pool,
-                listed,
-                timeout=self.configuration.request_timeout,
-                skip_unreachable=skip_unreachable,
-                turn=True,
+        block = TurnScope()
+        try:
+            yield await self._toolset(
+                authorization, auth_handler_name, turn_context, auth_token, options, skip_unreachable, block
             )
-            yield McpToolset(connected.servers, connected.tools_by_server)
+        finally:
+            block.close()
 
     @renamed_kwargs(tool_options="options")
     async def get_mcp_toolset(
@@ -170,15 +124,30 @@ class McpToolRegistrationService(ChatHistorySends):
         ``skip_unreachable`` and the tool-definition cache as in :meth:`mcp_tools`: a warm turn
         makes no MCP request at all (a cached server that has become unreachable fails when its
         tools are called, and is listed again next turn)."""
+        return await self._toolset(
+            authorization, auth_handler_name, turn_context, auth_token, options, skip_unreachable, None
+        )
+
+    async def _toolset(
+        self,
+        authorization: AuthorizationLike | None,
+        auth_handler_name: str | None,
+        turn_context: TurnContextLike,
+        auth_token: str | None,
+        options: ToolOptions | None,
+        skip_unreachable: bool,
+        scope: TurnScope | None,
+    ) -> McpToolset:
         servers = await self._servers(authorization, auth_handler_name, turn_context, auth_token, options)
         core = self.configuration_service
         connected = await load_tools(
             servers,
             core.tool_definitions,
-            self.session_pool,
-            core.list_mcp_tools,  # a listing session of its own, ended at once; cached
+            core.session_pool,
+            core.list_mcp_tools,  # on the pooled session the calls then use; cached
             timeout=self.configuration.request_timeout,
             skip_unreachable=skip_unreachable,
+            scope=scope,
         )
         return McpToolset(connected.servers, connected.tools_by_server)
 

@@ -57,11 +57,11 @@ def build_servers(
     listed: Sequence[tuple[MCPServerConfig, Sequence[Tool]]],
     *,
     own_tools: Iterable[Any],
-    new_pool: Callable[[], McpSessionPool],
+    pool: McpSessionPool,
     options: Mapping[str, Any],
     tool_cache: ToolDefinitionCache | None = None,
 ) -> list[A365MCPServer]:
-    """One server per listed config, each with its own session pool from ``new_pool``; a tool name
+    """One server per listed config, calling through ``pool``; a tool name
     clashing with another tool (one of ``own_tools``, the agent's function tools, or another server's) is
     exposed under the tooling core's rule."""
     own = [name for name in (getattr(t, "name", None) for t in own_tools) if isinstance(name, str)]
@@ -70,7 +70,7 @@ def build_servers(
         A365MCPServer(
             config,
             tools,
-            pool=new_pool(),
+            pool=pool,
             tool_cache=tool_cache,
             exposed_names=exposed[config.mcp_server_name],
             **options,
@@ -121,7 +121,8 @@ async def list_ahead(
 
 
 class McpServerConnections:
-    """The MCP servers registered for one agent (one turn): close them with :meth:`aclose`."""
+    """The MCP servers registered for one agent (one turn): :meth:`aclose` makes them refuse requests
+    (their pooled sessions stay with the tooling service for the user's next turn)."""
 
     def __init__(
         self, servers: Sequence[A365MCPServer], skipped: Sequence[McpServerConnectionError] = ()
@@ -146,19 +147,14 @@ class McpServerConnections:
         self._on_close.append(callback)
 
     async def aclose(self) -> None:
-        """Close every server's MCP session (idempotent; waits for their holder tasks)."""
+        """Close every server (idempotent)."""
         if self._closed:
             return
         self._closed = True
         for callback in self._on_close:
             callback(self)
-        # Shielded: a cancellation arriving mid-cleanup must not leave sessions or holder tasks behind.
-        cleanup = asyncio.ensure_future(asyncio.gather(*(s.cleanup() for s in self._servers)))
-        try:
-            await asyncio.shield(cleanup)
-        except asyncio.CancelledError:
-            await cleanup
-            raise
+        for server in self._servers:
+            await server.cleanup()  # does not suspend: nothing of the turn is left to wait for
 
     async def __aenter__(self) -> Self:
         return self

@@ -2,9 +2,10 @@
 
 The tools are listed by the tooling core at registration (cached per server and token): ``list_tools``
 answers from that list without any request, and without copying it (the SDK copies each schema it
-converts). Requests go through the tooling core's session pool (``McpSessionPool``: one ``mcp``
-``ClientSession`` per server for the turn, opened by the first request): concurrent tool calls run
-concurrently on it; a session the server forgot is initialised again once, then the call fails typed.
+converts). Requests go through the tooling service's session pool (``McpSessionPool``: one ``mcp``
+``ClientSession`` per server and user token, opened by the first request and reused across turns until
+idle): concurrent tool calls run concurrently on it; a session the server forgot is initialised again
+once, then the call fails typed. Once the turn's servers are closed (``cleanup``) they refuse requests.
 Nothing of the SDK's own servers is used, so no private attribute of openai-agents is read or written.
 
 A tool whose name clashes with another tool is exposed under the tooling core's rule
@@ -75,6 +76,7 @@ class A365MCPServer(MCPServer):
         self.tool_filter = tool_filter
         self._pool = pool
         self._connected = False
+        self._closed = False
         self._tool_cache = tool_cache
         names = list(exposed_names) if exposed_names is not None else [t.name for t in tools]
         # exposed name -> the server's own; computed once, the same on every list_tools of the turn.
@@ -93,8 +95,8 @@ class A365MCPServer(MCPServer):
 
     @property
     def is_connected(self) -> bool:
-        """Whether its MCP session has been opened (by a first request) and not closed yet."""
-        return self._connected and not self._pool.closed
+        """Whether it has made a request (its pooled session is open) and is not closed yet."""
+        return self._connected and not self._closed and not self._pool.closed
 
     @property
     def tool_meta_resolver(self) -> Any:
@@ -121,14 +123,16 @@ class A365MCPServer(MCPServer):
 
     # -- lifecycle: connected by the first request, closed when the turn ends -----------------------
     async def connect(self) -> None:
-        """Nothing to do: the session opens on the first request."""
+        """Nothing to do: the pooled session opens on the first request."""
 
     async def cleanup(self) -> None:
-        """Close its MCP session (the registration service does it when the turn ends)."""
-        self._connected = False
-        await self._pool.aclose()
+        """Refuse later requests (the registration service does it when the turn ends). The pooled
+        session stays for the user's next turn; the tooling service closes it when idle."""
+        self._connected, self._closed = False, True
 
     async def _run(self, operation: Callable[[McpSessionPool], Awaitable[T]]) -> T:
+        if self._closed:
+            raise RuntimeError(f"MCP server {self.name!r} is closed: its turn ended")
         result = await operation(self._pool)
         self._connected = True
         return result

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
@@ -14,7 +13,7 @@ from agents.memory import Session
 
 from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextLike
 from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration, ToolOptions
-from agents_a365.tooling.extensibility import McpSessionPool, check_limit, keyword_aliases, unique_servers
+from agents_a365.tooling.extensibility import check_limit, keyword_aliases, unique_servers
 from agents_a365.tooling.extension_base import ExtensionServiceBase
 
 from ._connections import McpServerConnections, build_servers, check_server_options, list_ahead, server_url
@@ -125,9 +124,10 @@ class McpToolRegistrationService(ExtensionServiceBase):
         ``auth=`` and ``context=`` are accepted for ``authorization=`` and ``turn_context=``.
 
         The new servers' tools are listed concurrently before this returns (by the tooling core, cached
-        per server and token); each server opens its MCP session on its first request. Close them with
+        per server and token); their requests use the tooling service's pooled MCP sessions (per server
+        and user token, reused by the user's next turns until idle). Close the servers with
         ``await service.close_tool_servers(returned_agent)`` when the turn ends (or use
-        :meth:`connected_agent`, which does it for you).
+        :meth:`connected_agent`, which does it for you): they then refuse requests.
 
         Raises ``ValueError`` for a missing agent or turn context, the tooling errors of discovery
         (``ToolServerDiscoveryError``, ``TokenAcquisitionError`` …) and
@@ -213,14 +213,18 @@ class McpToolRegistrationService(ExtensionServiceBase):
         if not configs:
             logger.info("no new MCP servers to add (%d discovered)", len(discovered))
             return agent.clone(mcp_servers=existing), None
-        # Listed by the core (cached per server and token: a warm turn makes no request); each server
-        # opens its MCP session on its first call.
+        # Listed by the core (cached per server and token: a warm turn makes no request) on the pooled
+        # sessions the calls then use.
         listed, skipped = await list_ahead(
             self.configuration_service, configs, skip_unreachable=skip_unreachable
         )
         tool_cache = self.configuration_service.tool_definitions
         servers = build_servers(
-            listed, own_tools=agent.tools, new_pool=self._new_pool, options=options, tool_cache=tool_cache
+            listed,
+            own_tools=agent.tools,
+            pool=self.configuration_service.session_pool,
+            options=options,
+            tool_cache=tool_cache,
         )
         if not servers:
             return agent.clone(mcp_servers=existing), None
@@ -230,19 +234,6 @@ class McpToolRegistrationService(ExtensionServiceBase):
         names = ", ".join(s.name for s in servers)
         logger.info("added %d MCP server(s) to agent %r: %s", len(servers), agent.name, names)
         return agent.clone(mcp_servers=[*existing, *servers]), connections
-
-    def _new_pool(self) -> McpSessionPool:
-        """One server's session for one turn: kept for every request of the turn, closed at its end."""
-        config = self.configuration
-        return McpSessionPool(
-            timeout=config.request_timeout,
-            idle_timeout=math.inf,
-            max_sessions=1,
-            max_response_bytes=config.max_mcp_response_bytes,
-            token_expiry_skew=config.token_expiry_skew,
-            clock=self.configuration_service.clock,
-            name="a365-mcp-server",
-        )
 
     # -- chat history ----------------------------------------------------------------------
     async def send_chat_history(
