@@ -29,9 +29,8 @@ from ._manifest import entries_stepwise, read_manifest
 from ._part import ServicePart, Shared
 from ._redact import scrub
 from ._scopes import is_v2_server, token_scope_for
-from ._spans import operation, tracing
+from ._spans import operation, tracing, turn_attributes
 from ._stepwise import Steps, json_value, mapped, run_cooperatively
-from ._telemetry_hooks import turn_attributes
 from ._tokens import Tokens, cached, strip_bearer, usable_token
 from ._tool_names import unique_server_steps
 from ._turn import TurnIdentity, TurnKey

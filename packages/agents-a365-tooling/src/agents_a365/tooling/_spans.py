@@ -8,19 +8,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Self
 
 from ._mcp_errors import leaf as first_leaf
 from ._redact import describe_error, scrub
 from ._telemetry import _tracer, instruments, monotonic, record_tool_content
-from ._turn import TurnIdentity
+from ._turn import TurnIdentity, read_activity
 
 try:
     from opentelemetry import trace as _trace
 except ImportError:  # no tracer is ever live then, so _trace is never read
     _trace = None  # type: ignore[assignment]
 
-__all__ = ["NULL_SPAN", "ToolCallSpan", "enabled", "operation", "tool_call_span", "tracing"]
+__all__ = [
+    "NULL_SPAN",
+    "ToolCallSpan",
+    "enabled",
+    "operation",
+    "tool_call_span",
+    "tracing",
+    "turn_attributes",
+]
 
 MAX_CONTENT_CHARS = 4096  # recorded tool arguments and results are cut here
 
@@ -46,7 +54,7 @@ class ToolCallSpan:
         """A tool call's result: ``is_error`` marks a tool error (``None``: read from an MCP
         ``CallToolResult``, see :func:`is_tool_error`); content only when opted in."""
 
-    def __enter__(self) -> ToolCallSpan:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
@@ -81,7 +89,7 @@ class _Live(ToolCallSpan):
                 name, kind=kind, attributes=values, record_exception=False, set_status_on_exception=False
             )
 
-    def __enter__(self) -> _Live:
+    def __enter__(self) -> Self:
         if self._cm is not None:
             self._span = self._cm.__enter__()
         self._start = monotonic()
@@ -178,12 +186,19 @@ def enabled() -> bool:
     return _tracer() is not None or instruments() is not None
 
 
-def identity_attributes(identity: TurnIdentity) -> dict[str, Any]:
+def turn_attributes(turn: Any) -> dict[str, Any]:
+    """The identity of a turn (a :class:`TurnIdentity`, or a ``TurnContext``) as span attributes (the names
+    Microsoft's observability packages use); none without an activity."""
+    if not isinstance(turn, TurnIdentity):
+        activity = getattr(turn, "activity", None)
+        if activity is None:
+            return {}
+        turn = read_activity(activity)
     return {
-        "gen_ai.conversation.id": identity.conversation_id,
-        "gen_ai.agent.id": identity.agent_id,
-        "microsoft.tenant.id": identity.tenant_id,
-        "microsoft.channel.name": identity.channel,
+        "gen_ai.conversation.id": turn.conversation_id,
+        "gen_ai.agent.id": turn.agent_id,
+        "microsoft.tenant.id": turn.tenant_id,
+        "microsoft.channel.name": turn.channel,
     }
 
 
@@ -211,7 +226,7 @@ def tool_call_span(
             "gen_ai.tool.call.id": call_id,
             "gen_ai.tool.type": "extension",
             "a365.mcp.server.name": server,
-            **(identity_attributes(turn) if turn is not None else {}),
+            **(turn_attributes(turn) if turn is not None else {}),
         }
         if arguments is not None and record_tool_content():
             attributes["gen_ai.tool.call.arguments"] = content_text(arguments)
