@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .settings import Override, Setting, parse_str
+from ._env import Override, Setting, parse_str
 
 __all__ = ["RuntimeConfiguration"]
 

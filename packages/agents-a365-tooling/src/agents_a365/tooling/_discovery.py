@@ -12,7 +12,7 @@ import functools
 import logging
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import httpx
 
@@ -29,8 +29,9 @@ from ._manifest import entries_stepwise, read_manifest
 from ._part import ServicePart, Shared
 from ._redact import scrub
 from ._scopes import is_v2_server, token_scope_for
-from ._spans import operation, tracing, turn_attributes
+from ._spans import operation, tracing
 from ._stepwise import Steps, json_value, mapped, run_cooperatively
+from ._telemetry_hooks import turn_attributes
 from ._tokens import Tokens, cached, strip_bearer, usable_token
 from ._tool_names import unique_server_steps
 from ._turn import TurnIdentity, TurnKey
@@ -43,19 +44,6 @@ logger = logging.getLogger("agents_a365.tooling.service")  # the name users alre
 
 _Headers = Callable[..., dict[str, str]]  # build_request_headers for this turn and options
 _Listed = tuple[MCPServerConfig, dict[str, str]]  # a server and the headers to connect with
-
-
-def _scopes(
-    servers: Sequence[MCPServerConfig], platform_scope: str
-) -> Steps[tuple[list[str], dict[str, list[str]]]]:
-    """Each server's token scope, and the server names per scope (in order)."""
-    scopes: list[str] = []
-    names: dict[str, list[str]] = {}
-    for server in servers:
-        yield
-        scopes.append(scope := token_scope_for(server, platform_scope))
-        names.setdefault(scope, []).append(server.mcp_server_name)
-    return scopes, names
 
 
 def _env_token_name(server_name: str) -> str:
@@ -171,7 +159,12 @@ class Discovery(ServicePart):
         listed = await self._discover(auth_token, agent_id, key, headers)
 
         # One exchange per distinct V2 scope, all at once; V1 servers share the platform token.
-        scopes, names = await run_cooperatively(_scopes(listed, platform_scope))
+        scopes = await run_cooperatively(
+            mapped(listed, lambda server: token_scope_for(server, platform_scope))
+        )
+        names: dict[str, list[str]] = {}  # server names per scope, in order; one append each: no steps needed
+        for server, scope in zip(listed, scopes, strict=True):
+            names.setdefault(scope, []).append(server.mcp_server_name)
         tokens: dict[str, str] = {platform_scope: auth_token}
         v2_scopes = [scope for scope in names if scope != platform_scope]
         if v2_scopes:

@@ -13,22 +13,14 @@ from typing import Any, Self
 from ._mcp_errors import leaf as first_leaf
 from ._redact import describe_error, scrub
 from ._telemetry import _tracer, instruments, monotonic, record_tool_content
-from ._turn import TurnIdentity, read_activity
+from ._turn import TurnIdentity
 
 try:
     from opentelemetry import trace as _trace
 except ImportError:  # no tracer is ever live then, so _trace is never read
     _trace = None  # type: ignore[assignment]
 
-__all__ = [
-    "NULL_SPAN",
-    "ToolCallSpan",
-    "enabled",
-    "operation",
-    "tool_call_span",
-    "tracing",
-    "turn_attributes",
-]
+__all__ = ["NULL_SPAN", "ToolCallSpan", "enabled", "operation", "tool_call_span", "tracing"]
 
 MAX_CONTENT_CHARS = 4096  # recorded tool arguments and results are cut here
 
@@ -186,19 +178,12 @@ def enabled() -> bool:
     return _tracer() is not None or instruments() is not None
 
 
-def turn_attributes(turn: Any) -> dict[str, Any]:
-    """The identity of a turn (a :class:`TurnIdentity`, or a ``TurnContext``) as span attributes (the names
-    Microsoft's observability packages use); none without an activity."""
-    if not isinstance(turn, TurnIdentity):
-        activity = getattr(turn, "activity", None)
-        if activity is None:
-            return {}
-        turn = read_activity(activity)
+def identity_attributes(identity: TurnIdentity) -> dict[str, Any]:
     return {
-        "gen_ai.conversation.id": turn.conversation_id,
-        "gen_ai.agent.id": turn.agent_id,
-        "microsoft.tenant.id": turn.tenant_id,
-        "microsoft.channel.name": turn.channel,
+        "gen_ai.conversation.id": identity.conversation_id,
+        "gen_ai.agent.id": identity.agent_id,
+        "microsoft.tenant.id": identity.tenant_id,
+        "microsoft.channel.name": identity.channel,
     }
 
 
@@ -226,7 +211,7 @@ def tool_call_span(
             "gen_ai.tool.call.id": call_id,
             "gen_ai.tool.type": "extension",
             "a365.mcp.server.name": server,
-            **(turn_attributes(turn) if turn is not None else {}),
+            **(identity_attributes(turn) if turn is not None else {}),
         }
         if arguments is not None and record_tool_content():
             attributes["gen_ai.tool.call.arguments"] = content_text(arguments)

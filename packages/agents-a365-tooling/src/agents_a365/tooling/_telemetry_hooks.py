@@ -21,8 +21,9 @@ from agents_a365.runtime import OperationResult
 
 from ._bounded_http import ResponseTooLargeError
 from ._retry import RETRYABLE_STATUS, parse_retry_after
-from ._spans import NULL_SPAN, ToolCallSpan, _Live, enabled, operation, tracing, turn_attributes
+from ._spans import NULL_SPAN, ToolCallSpan, _Live, enabled, identity_attributes, operation, tracing
 from ._telemetry import _tracer, instruments
+from ._turn import read_activity
 from .errors import ChatHistorySendError
 
 __all__ = ["cache_lookup", "mcp_session_span", "rtp_attempt", "traced_mcp_listing", "traced_rtp_send"]
@@ -186,6 +187,12 @@ def traced_mcp_listing(function: _F) -> _F:
             return tools
 
     return listing  # type: ignore[return-value]
+
+
+def turn_attributes(turn_context: Any) -> dict[str, Any]:
+    """The turn's identity as span attributes (the names Microsoft's observability packages use)."""
+    activity = getattr(turn_context, "activity", None)
+    return {} if activity is None else identity_attributes(read_activity(activity))
 
 
 def cache_lookup(cache: str, *, hit: bool) -> None:
