@@ -144,12 +144,13 @@ class Discovery(ServicePart):
         agent_id: str | None,
         headers: _Headers,
     ) -> list[_Listed]:
-        key = TurnKey.of(turn_context)
         platform_scope = self.configuration.mcp_platform_authentication_scope
+        key = TurnKey.of(turn_context)
+        exchange = functools.partial(
+            self.tokens.exchange, authorization, auth_handler_name, turn_context, key
+        )
         if auth_token is None:
-            auth_token = await self.tokens.exchange(
-                authorization, auth_handler_name, turn_context, platform_scope, key, ("tooling gateway",)
-            )
+            auth_token = await exchange(platform_scope, ("tooling gateway",))
         agent_id = agent_id or resolve_agent_identity(turn_context, auth_token)
         if not agent_id:
             raise ToolServerDiscoveryError(
@@ -165,18 +166,9 @@ class Discovery(ServicePart):
         names: dict[str, list[str]] = {}  # server names per scope, in order; one append each: no steps needed
         for server, scope in zip(listed, scopes, strict=True):
             names.setdefault(scope, []).append(server.mcp_server_name)
-        tokens: dict[str, str] = {platform_scope: auth_token}
         v2_scopes = [scope for scope in names if scope != platform_scope]
-        if v2_scopes:
-            results = await asyncio.gather(
-                *(
-                    self.tokens.exchange(
-                        authorization, auth_handler_name, turn_context, s, key, tuple(names[s])
-                    )
-                    for s in v2_scopes
-                )
-            )
-            tokens.update(zip(v2_scopes, results, strict=True))
+        v2_tokens = await asyncio.gather(*(exchange(scope, tuple(names[scope])) for scope in v2_scopes))
+        tokens = {platform_scope: auth_token, **dict(zip(v2_scopes, v2_tokens, strict=True))}
         # Built once per token, not once per server.
         by_scope = {scope: headers(auth_token=tokens[scope], identity_token=auth_token) for scope in names}
         return [(server, by_scope[scope]) for server, scope in zip(listed, scopes, strict=True)]

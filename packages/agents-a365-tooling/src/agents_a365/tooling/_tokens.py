@@ -63,8 +63,8 @@ class Tokens(ServicePart):
         authorization: AuthorizationLike | None,
         auth_handler_name: str | None,
         turn_context: TurnContextLike,
-        scope: str,
         key: TurnKey | None,
+        scope: str,
         servers: tuple[str, ...],
     ) -> str:
         what = ", ".join(servers)
