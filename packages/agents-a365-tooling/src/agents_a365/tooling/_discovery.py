@@ -82,8 +82,6 @@ class Discovery(ServicePart):
             histogram="discovery",
             metric_attributes={"a365.discovery.source": source},
         ) as span:
-            if turn_context is None:
-                raise ValueError("turn_context is required")
             check_options(options, ToolOptions)
             if auth_token is not None:
                 # A token the caller passes fails fast when malformed or expired, on every path
@@ -183,10 +181,8 @@ class Discovery(ServicePart):
         return tuple((yield from mapped(entries, self._to_server)))
 
     def _to_server(self, entry: ToolingManifestEntry) -> MCPServerConfig:
-        name = validate_server_name(entry.name or "")
-        url = entry.url or (
-            f"{self.configuration.mcp_platform_endpoint}/agents/servers/{path_segment(name)}/"
-        )
+        name = validate_server_name(entry.name or "")  # URL-safe: letters, digits, '.', '_', '-'
+        url = entry.url or f"{self.configuration.mcp_platform_endpoint}/agents/servers/{name}/"
         validate_token_url(
             url, allow_insecure_http=self.configuration.allow_insecure_http, what=f"MCP server {name!r}"
         )

@@ -99,9 +99,8 @@ class Tokens(ServicePart):
                     raise failure("returned no token")
                 try:
                     token, exp = usable_token(token)
-                except (
-                    InvalidTokenError
-                ) as exc:  # raised here, so never cached; the next turn exchanges again
+                except InvalidTokenError as exc:
+                    # Raised here, so never cached: the next turn exchanges again.
                     raise failure(f"returned an unusable token: {exc}") from exc
                 return token, exp - time.time() - max(self.configuration.token_expiry_skew, 0.0)
 
