@@ -69,7 +69,7 @@ def _skip(text: str, at: int) -> int:
 def json_value(data: str | bytes) -> Steps[Any]:
     """``json.loads(data)``, a container larger than :data:`WINDOW` decoded one element per step (the
     rest, each a single C call of at most :data:`WINDOW` characters); ``ValueError`` for whatever
-    ``json.loads`` rejects (bad UTF-8, bad syntax, nesting too deep)."""
+    ``json.loads`` rejects (bad UTF-8: ``UnicodeDecodeError``, bad syntax, nesting too deep)."""
     try:
         text = data if isinstance(data, str) else data.decode(json.detect_encoding(data), "surrogatepass")
         if text.startswith("\ufeff"):
@@ -77,8 +77,6 @@ def json_value(data: str | bytes) -> Steps[Any]:
         value, end = yield from _value(text, _skip(text, 0))
     except RecursionError as exc:
         raise ValueError("JSON nested too deeply") from exc
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"invalid JSON: {exc}") from exc
     if _skip(text, end) != len(text):
         raise ValueError("invalid JSON: extra data")
     return value
@@ -98,16 +96,15 @@ def _value(text: str, at: int) -> Steps[tuple[Any, int]]:
     except ValueError:
         pass
     closing = "]" if opening == "[" else "}"
-    items: list[Any] = []
-    members: dict[str, Any] = {}
+    container: Any = [] if opening == "[" else {}
     at = _skip(text, at + 1)
     if text[at : at + 1] == closing:
-        return (items if opening == "[" else members), at + 1
+        return container, at + 1
     while True:
         yield
         if opening == "[":
             item, at = yield from _value(text, at)
-            items.append(item)
+            container.append(item)
         else:
             if text[at : at + 1] != '"':
                 raise ValueError(f"invalid JSON: expected a string key at {at}")
@@ -115,11 +112,11 @@ def _value(text: str, at: int) -> Steps[tuple[Any, int]]:
             at = _skip(text, at)
             if text[at : at + 1] != ":":
                 raise ValueError("invalid JSON: expected a string key and ':'")
-            members[key], at = yield from _value(text, _skip(text, at + 1))
+            container[key], at = yield from _value(text, _skip(text, at + 1))
         at = _skip(text, at)
         separator = text[at : at + 1]
         if separator == closing:
-            return (items if opening == "[" else members), at + 1
+            return container, at + 1
         if separator != ",":
             raise ValueError(f"invalid JSON: expected ',' or {closing!r} at {at}")
         at = _skip(text, at + 1)
