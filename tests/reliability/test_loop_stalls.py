@@ -124,5 +124,6 @@ async def test_the_core_lists_15_mib_without_stalling_the_loop(server: HostileSe
         assert len(await service.get_mcp_client_tools("small", small)) == 1  # the process's one-time costs
         async with LagMonitor() as monitor:
             tools = await service.list_mcp_tools(big)  # listed, validated, content-addressed and cached
+    print(monitor.report())
     assert len(tools) == TOOLS
     assert monitor.cpu < STEP, monitor.report()
