@@ -54,10 +54,8 @@ def _page(
             raise ListingError("tools/list: the result has no list of tools")
         # One tool per step; an unusable definition is left out, not the server.
         usable = yield from mapped(raw, lambda definition: usable_tools((definition,), server_name))
-        cursor = result.get("nextCursor")
-        return [tool for found in usable for tool in found], cursor if isinstance(
-            cursor, str
-        ) and cursor else None
+        tools, cursor = [tool for found in usable for tool in found], result.get("nextCursor")
+        return tools, cursor if isinstance(cursor, str) and cursor else None
     return None
 
 

@@ -5,6 +5,7 @@ for over a second: one ``json.loads``, then validation, conversion and headers f
 such work is a generator that yields between items and returns its result (:data:`Steps`);
 :func:`run` drives it at once, :func:`run_cooperatively` gives the loop a turn every :data:`SLICE` seconds.
 A worker thread would not do: a long C call (``json.loads``) holds the GIL, so the loop, all the same.
+:func:`json_value` is the one parser of big JSON answers (the gateway's, each ``tools/list`` page).
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ def _value(text: str, at: int) -> Steps[tuple[Any, int]]:
             key, at = _DECODER.raw_decode(text, at)
             at = _skip(text, at)
             if text[at : at + 1] != ":":
-                raise ValueError("invalid JSON: expected a string key and ':'")
+                raise ValueError(f"invalid JSON: expected ':' at {at}")
             container[key], at = yield from _value(text, _skip(text, at + 1))
         at = _skip(text, at)
         separator = text[at : at + 1]
