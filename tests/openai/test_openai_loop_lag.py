@@ -41,6 +41,8 @@ class _Huge(HostileMcp):
         super().__init__()
         self.tools = _definitions()
         self.listings = 0
+        self._answers: dict[bytes, bytes] = {}  # built once per request id: the server's own work must
+        # not show as a stall of ours (it runs on the same loop)
 
     async def __call__(self, request: Request, writer: asyncio.StreamWriter) -> None:
         message = json.loads(request.body) if request.method == "POST" and request.body else {}
@@ -49,9 +51,11 @@ class _Huge(HostileMcp):
             return
         self.listings += 1
         request_id = json.dumps(message["id"]).encode()
-        body = b'{"jsonrpc": "2.0", "id": %s, "result": {"tools": %s}}' % (request_id, self.tools)
-        head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
-        writer.write(head.encode() + body)
+        if request_id not in self._answers:
+            body = b'{"jsonrpc": "2.0", "id": %s, "result": {"tools": %s}}' % (request_id, self.tools)
+            head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+            self._answers[request_id] = head.encode() + body
+        writer.write(self._answers[request_id])
         await writer.drain()
 
 
