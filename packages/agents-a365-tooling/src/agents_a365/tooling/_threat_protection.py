@@ -18,7 +18,7 @@ from agents_a365.runtime import OperationError, OperationResult, TurnContextLike
 from ._deprecation import check_options
 from ._part import ServicePart, Shared
 from ._redact import scrub
-from ._rtp_send import RtpSendSettings, send_chat_history_request
+from ._rtp_send import send_chat_history_request
 from ._telemetry_hooks import traced_rtp_send
 from .constants import CHAT_HISTORY_PATH
 from .errors import ChatHistorySendError
@@ -73,7 +73,9 @@ class ThreatProtection(ServicePart):
         self._sends.add(deadline)
         try:
             async with deadline:
-                result = await self._post_with_retries(url, body, headers)
+                result = await send_chat_history_request(
+                    self.http_client, url, body, headers, self.configuration, self._send_slots()
+                )
         except (
             Exception
         ) as exc:  # a result, never a raise (e.g. a caller's HTTP client closed under the send)
@@ -132,18 +134,6 @@ class ThreatProtection(ServicePart):
         if self._slots is None or size != self._slots_size:
             self._slots, self._slots_size = asyncio.Semaphore(size), size
         return self._slots
-
-    async def _post_with_retries(self, url: str, body: bytes, headers: dict[str, str]) -> OperationResult:
-        cfg = self.configuration
-        settings = RtpSendSettings(
-            wire_timeout=cfg.chat_history_timeout,
-            queue_timeout=cfg.chat_history_queue_timeout,
-            max_attempts=cfg.chat_history_max_attempts,
-            max_response_bytes=cfg.max_rtp_response_bytes,
-        )
-        return await send_chat_history_request(
-            self.http_client, url, body, headers, settings, self._send_slots()
-        )
 
 
 def _undelivered(record: tuple[str, str], reason: str) -> OperationResult:

@@ -14,7 +14,8 @@ import ipaddress
 import ssl
 import urllib.request
 from collections.abc import Callable, Mapping
-from http.cookiejar import CookieJar, DefaultCookiePolicy
+from http.cookiejar import CookieJar
+from typing import Any
 
 import aiohttp
 import httpx
@@ -52,6 +53,14 @@ class _MappedTransport(httpx.AsyncBaseTransport):
         await self._inner.aclose()
 
 
+class _NoCookies(CookieJar):
+    """A jar that keeps nothing: httpx's would keep a cookie one server set for one user and send it with
+    another's request. Refusing at extraction also skips parsing every response's headers for cookies."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+
 class CoreClient(httpx.AsyncClient):
     """The service's own client: it has no defaults to merge into a request (see ``request_bounded``)."""
 
@@ -73,8 +82,7 @@ def core_client(*, verify: ssl.SSLContext, limits: httpx.Limits, timeout: float)
         mounts=_environment_proxies(transport),
         timeout=timeout,
         follow_redirects=False,
-        # httpx's own jar would keep a cookie one server set for one user and send it with another's request.
-        cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
+        cookies=_NoCookies(),
     )
 
 
