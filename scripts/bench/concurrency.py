@@ -47,6 +47,8 @@ from _common import (
 from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration, ToolOptions
 from agents_a365.tooling.headers import build_request_headers
 
+BODY = b'{"conversationId":"conversation-1","messageId":"activity-1","userMessage":"hi","chatHistory":[]}'
+
 
 async def floor_burst(
     url: str, body: bytes, headers: dict[str, str], n: int, limit: int
@@ -65,7 +67,8 @@ async def floor_burst(
 
 
 async def child_burst(url: str, n: int) -> None:
-    """``--child``: one warmed-up burst of ``n`` sends to ``url``; prints its CPU per send (s) as JSON."""
+    """``--child``: a warmed-up burst of ``n`` sends to ``url`` and the floor's burst, in this process;
+    prints the CPU per send (s) of each as JSON."""
     cfg = ToolingConfiguration(mcp_platform_endpoint=url, use_tooling_manifest=False)
     turn, options = make_turn(agent_id_for(1)), ToolOptions(orchestrator_name="bench")
     async with McpToolServerConfigurationService(cfg) as service:
@@ -73,11 +76,16 @@ async def child_burst(url: str, n: int) -> None:
         c0 = time.process_time()
         results = await asyncio.gather(*(service.send_chat_history(turn, [], options) for _ in range(n)))
         cpu = time.process_time() - c0
-    print(json.dumps({"cpu": cpu / n, "ok": sum(r.succeeded for r in results)}))
+    headers = {**build_request_headers(turn, orchestrator_name="bench", correlation_id=True)}
+    headers["Content-Type"] = "application/json"
+    rtp = f"{url}/agents/real-time-threat-protection/chat-message"
+    _, floor_cpu, floor_ok = await floor_burst(rtp, BODY, headers, n, cfg.chat_history_concurrency)
+    ok = sum(r.succeeded for r in results) + floor_ok
+    print(json.dumps({"ours": cpu / n, "floor": floor_cpu / n, "ok": ok}))
 
 
-async def checkout_burst(tree: Path, url: str, n: int) -> float:
-    """CPU per send (s) of one burst in a fresh process of checkout ``tree``."""
+async def checkout_burst(tree: Path, url: str, n: int) -> dict[str, float]:
+    """CPU per send (s) of ours and of the floor, one burst each in a fresh process of checkout ``tree``."""
     uv = os.environ.get("UV") or shutil.which("uv") or "uv"  # ``uv run`` names itself in UV
     command = [uv, "run", "--frozen", "--directory", str(tree), "python", __file__, "--child", url]
     out = await asyncio.to_thread(
@@ -86,9 +94,9 @@ async def checkout_burst(tree: Path, url: str, n: int) -> float:
     if out.returncode:
         sys.exit(f"{tree}: {out.stderr[-2000:]}")
     result = json.loads(out.stdout.splitlines()[-1])
-    if result["ok"] != n:
-        sys.exit(f"{tree}: {n - result['ok']} sends failed")
-    return float(result["cpu"])
+    if result["ok"] != 2 * n:
+        sys.exit(f"{tree}: {2 * n - result['ok']} sends failed")
+    return {"ours": float(result["ours"]), "floor": float(result["floor"])}
 
 
 async def main() -> None:
@@ -103,7 +111,7 @@ async def main() -> None:
         await child_burst(args.child, args.sends)
         return
     trees = {"this checkout": ROOT, **{str(p): p.absolute() for p in args.against}}
-    per_tree: dict[str, list[float]] = {name: [] for name in trees}
+    per_tree: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     header(
         "Concurrent threat-protection sends (issue 9, target 5)", "uv run python scripts/bench/concurrency.py"
     )
@@ -119,7 +127,7 @@ async def main() -> None:
             await service.send_chat_history(turn, [], options)  # warm-up
             await msw.call("send", n=10)
             url = f"{emu.base_url}/agents/real-time-threat-protection/chat-message"
-            body = b'{"conversationId":"conversation-1","messageId":"activity-1","userMessage":"hi","chatHistory":[]}'
+
             headers = {**build_request_headers(turn, orchestrator_name="bench", correlation_id=True)}
             headers["Content-Type"] = "application/json"
             slots = cfg.chat_history_concurrency
@@ -149,7 +157,7 @@ async def main() -> None:
 
                 emu.control("DELETE", "/requests")
                 count = tcp_connects()
-                wall, cpu, ok = await floor_burst(url, body, headers, n, slots)
+                wall, cpu, ok = await floor_burst(url, BODY, headers, n, slots)
                 s.add("floor", wall)
                 s.add("floor_cpu", cpu)
                 s.add("floor_conn", count())
@@ -194,17 +202,25 @@ async def main() -> None:
         ],
     )
     if args.against:
-        print(
-            f"Same run, a fresh process per checkout and round (median CPU per send of {args.rounds} rounds):"
-        )
+        print(f"Same run, a fresh process per checkout and round (medians of {args.rounds} rounds):")
         print()
-        this = statistics.median(per_tree["this checkout"])
+        med = {
+            name: {k: statistics.median(r[k] for r in runs) for k in ("ours", "floor")}
+            for name, runs in per_tree.items()
+        }
+        this = med["this checkout"]["ours"]
         table(
             [
-                [name, f"{statistics.median(v) * 1000:.3f} ms", f"{this / statistics.median(v):.2f}"]
-                for name, v in per_tree.items()
+                [
+                    name,
+                    f"{m['ours'] * 1000:.3f} ms",
+                    f"{m['floor'] * 1000:.3f} ms",
+                    f"{statistics.median(r['ours'] / r['floor'] for r in per_tree[name]):.2f}",
+                    f"{this / m['ours']:.2f}",
+                ]
+                for name, m in med.items()
             ],
-            ["checkout", "CPU per send", "this / checkout"],
+            ["checkout", "ours: CPU per send", "floor: CPU per send", "ours / floor", "this / checkout"],
         )
     conn = max(s.values["ours_conn"])
     cpu_ratio = s.med("ours_cpu") / s.med("floor_cpu")
