@@ -13,7 +13,7 @@ from __future__ import annotations
 import ipaddress
 import ssl
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from http.cookiejar import CookieJar
 from typing import Any
 
@@ -21,7 +21,7 @@ import aiohttp
 import httpx
 from httpx_aiohttp import AiohttpTransport
 
-__all__ = ["CoreClient", "core_client", "open_response"]
+__all__ = ["CoreClient", "core_client"]
 
 
 def _mapped(exc: BaseException, request: httpx.Request) -> BaseException | None:
@@ -114,17 +114,3 @@ def _environment_proxies(
             else:
                 mounts[f"all://[{host}]" if address.version == 6 else f"all://{host}"] = None
     return mounts
-
-
-async def open_response(
-    client: httpx.AsyncClient,
-    method: str,
-    url: str | httpx.URL,
-    *,
-    headers: Mapping[str, str],
-    timeout: float,
-    content: bytes | None = None,
-) -> httpx.Response:
-    """Send one request through ``client.send`` and return the response with its body unread (close it)."""
-    request = client.build_request(method, url, headers=dict(headers), content=content, timeout=timeout)
-    return await client.send(request, stream=True)
