@@ -57,11 +57,9 @@ class ThreatProtection(ServicePart):
     ) -> OperationResult:
         """See :meth:`McpToolServerConfigurationService.send_chat_history`."""
         check_options(options, ToolOptions)
-        request = _chat_message_request(turn_context, chat_history_messages)
-        record = (request.conversation_id, request.message_id)
+        body, record = _request_body(turn_context, chat_history_messages)
         if self.closed:
             return _undelivered(record, "the service is closed")
-        body = _serialize(request)
         headers = build_request_headers(
             turn_context,
             orchestrator_name=options.orchestrator_name if options else None,
@@ -173,9 +171,11 @@ def _required_text(value: Any, message: str) -> str:
     return value
 
 
-def _chat_message_request(
+def _request_body(
     turn_context: TurnContextLike, messages: Sequence[ChatHistoryMessage]
-) -> ChatMessageRequest:
+) -> tuple[bytes, tuple[str, str]]:
+    """The serialized request and its record (conversation id, message id). The models end here: a send
+    waiting for a slot holds only bytes (fewer live objects for the garbage collector in a burst)."""
     if turn_context is None:
         raise ValueError("turn_context is required")
     if messages is None:
@@ -204,18 +204,20 @@ def _chat_message_request(
     ]
     if all(type(m) is ChatHistoryMessage for m in history):
         # Already validated models: skip re-validation on the hot path.
-        return ChatMessageRequest.model_construct(
+        request = ChatMessageRequest.model_construct(
             conversation_id=conversation_id,
             message_id=message_id,
             user_message=user_message,
             chat_history=history,
         )
-    try:
-        return ChatMessageRequest(
-            conversation_id=conversation_id,
-            message_id=message_id,
-            user_message=user_message,
-            chat_history=history,
-        )
-    except ValidationError as exc:
-        raise ValueError(f"invalid chat history message: {exc.errors()[0]['msg']}") from exc
+    else:
+        try:
+            request = ChatMessageRequest(
+                conversation_id=conversation_id,
+                message_id=message_id,
+                user_message=user_message,
+                chat_history=history,
+            )
+        except ValidationError as exc:
+            raise ValueError(f"invalid chat history message: {exc.errors()[0]['msg']}") from exc
+    return _serialize(request), (conversation_id, message_id)
