@@ -7,7 +7,8 @@ Ours: ``McpToolServerConfigurationService.send_chat_history`` x N at once throug
 (another process, same emulator): its ``send_chat_history`` x N at once (a new ``aiohttp.ClientSession``
 per call). The floor (this process): raw aiohttp, one ``ClientSession`` with a connector limited to
 ``chat_history_concurrency`` connections, posting the same body with the same headers. TCP connections
-are counted exactly in each process with the ``socket.connect`` audit hook, CPU with ``process_time``;
+are counted exactly in each process with the ``socket.connect`` audit hook, CPU with ``process_time`` (each
+burst after a ``gc.collect()``, so that none pays for the garbage of the one before);
 deliveries are counted by the emulator (``/_emulator/chat-messages``). 20 ms added per RTP response.
 
 ``--against`` (repeatable) adds a same-run A/B of our sends against another checkout (say, a worktree of
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import logging
 import os
@@ -61,6 +63,7 @@ async def floor_burst(
                 await response.read()
                 return response.status < 300
 
+        gc.collect()  # every burst starts clean, not with the garbage of the one before
         t0, c0 = time.perf_counter(), time.process_time()
         results = await asyncio.gather(*(one() for _ in range(n)))
         return time.perf_counter() - t0, time.process_time() - c0, sum(results)
@@ -73,6 +76,7 @@ async def child_burst(url: str, n: int) -> None:
     turn, options = make_turn(agent_id_for(1)), ToolOptions(orchestrator_name="bench")
     async with McpToolServerConfigurationService(cfg) as service:
         await asyncio.gather(*(service.send_chat_history(turn, [], options) for _ in range(100)))
+        gc.collect()
         c0 = time.process_time()
         results = await asyncio.gather(*(service.send_chat_history(turn, [], options) for _ in range(n)))
         cpu = time.process_time() - c0
@@ -134,6 +138,7 @@ async def main() -> None:
             for _ in range(args.rounds):
                 emu.control("DELETE", "/requests")
                 count = tcp_connects()
+                gc.collect()
                 t0, c0 = time.perf_counter(), time.process_time()
                 results = await asyncio.gather(
                     *(service.send_chat_history(turn, [], options) for _ in range(n))

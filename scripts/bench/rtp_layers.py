@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import statistics
 import time
@@ -128,6 +129,7 @@ async def main() -> None:
             cpu: dict[str, list[float]] = {name: [] for name in layers}
             for _ in range(args.rounds):
                 for name, run in layers.items():
+                    gc.collect()  # each burst starts clean, not with the garbage of the one before
                     c0 = time.process_time()
                     await asyncio.gather(*(run() for _ in range(args.sends)))
                     cpu[name].append((time.process_time() - c0) / args.sends)
