@@ -202,22 +202,13 @@ def _request_body(
         else m
         for m in messages
     ]
-    if all(type(m) is ChatHistoryMessage for m in history):
-        # Already validated models: skip re-validation on the hot path.
-        request = ChatMessageRequest.model_construct(
+    try:  # validated: messages that are already models are taken as they are (cheaper than model_construct)
+        request = ChatMessageRequest(
             conversation_id=conversation_id,
             message_id=message_id,
             user_message=user_message,
             chat_history=history,
         )
-    else:
-        try:
-            request = ChatMessageRequest(
-                conversation_id=conversation_id,
-                message_id=message_id,
-                user_message=user_message,
-                chat_history=history,
-            )
-        except ValidationError as exc:
-            raise ValueError(f"invalid chat history message: {exc.errors()[0]['msg']}") from exc
+    except ValidationError as exc:
+        raise ValueError(f"invalid chat history message: {exc.errors()[0]['msg']}") from exc
     return _serialize(request), (conversation_id, message_id)
