@@ -1,18 +1,18 @@
-"""A warm OpenAI turn with a huge tool list holds the event loop for no long step (issue 27: 1,033 ms).
+"""An OpenAI turn with a huge tool list holds the event loop for no long step (issue 27: 969 ms cold,
+1,033 ms warm).
 
 3,000 tools with ~5 KB input schemas (a ~15 MiB ``tools/list``, under the 16 MiB cap): the cold turn lists
-and caches them; the warm turn registers from the cache and answers ``list_tools`` without copying the
-definitions. asyncio's own slow-callback report (debug mode) names every step that ran longer than 50 ms.
+(parsed and validated in steps), digests and caches them; the warm turn registers from the cache and answers
+``list_tools`` without copying the definitions. The lag monitor (``support/loop_lag.py``) measures the
+longest step in CPU time of the process, so a busy machine does not add to it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from typing import Any
 
-import pytest
 from agents import Agent
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator
@@ -20,6 +20,7 @@ from agents_a365.tooling import ToolingConfiguration
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService
 from support.hostile_mcp import HostileMcp
 from support.hostile_server import HostileServer, Request, behaviours
+from support.loop_lag import LagMonitor
 from support.turns import make_turn_context
 
 TOOLS = 3000
@@ -39,21 +40,27 @@ class _Huge(HostileMcp):
     def __init__(self) -> None:
         super().__init__()
         self.tools = _definitions()
+        self.listings = 0
+        self._answers: dict[bytes, bytes] = {}  # built once per request id: the server's own work must
+        # not show as a stall of ours (it runs on the same loop)
 
     async def __call__(self, request: Request, writer: asyncio.StreamWriter) -> None:
         message = json.loads(request.body) if request.method == "POST" and request.body else {}
         if message.get("method") != "tools/list":
             await super().__call__(request, writer)
             return
+        self.listings += 1
         request_id = json.dumps(message["id"]).encode()
-        body = b'{"jsonrpc": "2.0", "id": %s, "result": {"tools": %s}}' % (request_id, self.tools)
-        head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
-        writer.write(head.encode() + body)
+        if request_id not in self._answers:
+            body = b'{"jsonrpc": "2.0", "id": %s, "result": {"tools": %s}}' % (request_id, self.tools)
+            head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+            self._answers[request_id] = head.encode() + body
+        writer.write(self._answers[request_id])
         await writer.drain()
 
 
-async def test_a_warm_turn_with_3000_tools_holds_the_loop_under_50_ms_per_step(
-    emulator: Emulator, caplog: pytest.LogCaptureFixture
+async def test_cold_and_warm_turns_with_3000_tools_hold_the_loop_under_50_ms_per_step(
+    emulator: Emulator,
 ) -> None:
     huge = _Huge()
     assert 10 * 2**20 < len(huge.tools) < 16 * 2**20
@@ -74,16 +81,16 @@ async def test_a_warm_turn_with_3000_tools_holds_the_loop_under_50_ms_per_step(
                     (server,) = agent.mcp_servers
                     return [await server.list_tools() for _ in range(3)]  # the runner lists per model call
 
-            cold = await one_turn()  # listed and cached (its own stall is the listing's, not measured here)
-            loop = asyncio.get_running_loop()
-            loop.slow_callback_duration = STEP_LIMIT
-            loop.set_debug(True)
-            try:
-                with caplog.at_level(logging.WARNING, logger="asyncio"):
-                    warm = await one_turn()
-            finally:
-                loop.set_debug(False)
-    slow = [r.getMessage() for r in caplog.records if r.name == "asyncio" and "took" in r.getMessage()]
-    assert not slow, slow
-    assert [len(tools) for tools in warm] == [TOOLS] * 3
-    assert warm[0][0] is cold[0][0]  # the cached definitions themselves: never copied per turn
+            await one_turn()  # a first turn: the process's one-time costs (imports, TLS) are not measured
+            service.configuration_service.clear_caches()
+            turns = {}
+            for phase in ("cold", "warm"):
+                async with LagMonitor() as monitor:
+                    listed = await one_turn()
+                turns[phase] = (monitor, listed)
+    assert huge.listings == 2  # the first turn's and the cold turn's; the warm turn's came from the cache
+    print({phase: monitor.report() for phase, (monitor, _) in turns.items()})
+    for phase, (monitor, listed) in turns.items():
+        assert [len(tools) for tools in listed] == [TOOLS] * 3
+        assert monitor.cpu < STEP_LIMIT, f"{phase}: {monitor.report()}"
+    assert turns["warm"][1][0][0] is turns["cold"][1][0][0]  # the cached definitions: never copied per turn

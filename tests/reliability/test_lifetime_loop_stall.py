@@ -7,49 +7,23 @@ for over a second before (parse, validation and per-server headers all ran on th
 
 from __future__ import annotations
 
-import asyncio
-import gc
 import json
-import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration
+from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration, _stepwise
 from agents_a365.tooling._stepwise import json_value, run
 from support.hostile_server import HostileServer, behaviours
 from support.jwt import make_jwt
+from support.loop_lag import LagMonitor
 from support.turns import make_turn_context
 
 SERVERS = 15_000
 BOUND = 0.050
-
-
-async def max_lag(work: Awaitable[object]) -> tuple[float, float]:
-    """The longest the loop went without running a ready task while ``work`` ran: in CPU time of the
-    loop's thread (what our steps cost, whatever else the machine runs) and in wall time."""
-    loop = asyncio.get_running_loop()
-    cpu: list[float] = []
-    wall: list[float] = []
-    done = False
-
-    async def monitor() -> None:
-        while not done:
-            asked, spent = loop.time(), time.thread_time()
-            await asyncio.sleep(0.002)
-            cpu.append(time.thread_time() - spent)
-            wall.append(loop.time() - asked - 0.002)
-
-    watcher = asyncio.ensure_future(monitor())
-    await asyncio.sleep(0)
-    try:
-        await work
-    finally:
-        done = True
-        await watcher
-    return max(cpu), max(wall)
 
 
 def gateway_answer(base_url: str, count: int) -> bytes:
@@ -88,24 +62,16 @@ async def test_a_15000_server_gateway_answer_never_holds_the_loop_50_ms(gateway:
         body = gateway_answer(gateway.base_url, SERVERS)
         assert 2.5 * 2**20 < len(body) < config.max_gateway_response_bytes
         gateway.route("/mcpServers", behaviours.respond(200, body))
-        # A full collection walks every object of this (large) test process: the collector's pause,
-        # not a step of ours. Frozen objects are skipped, so what remains is proportional to our work.
-        gc.collect()
-        gc.freeze()
-        try:
-            lags = []
-            for _ in range(3):  # cold (gateway read and parsed), then warm (cached servers, new headers)
-                discovery = asyncio.ensure_future(
-                    service.list_tool_servers(turn, None, None, auth_token=token)
-                )
-                lags.append(await max_lag(discovery))
-                assert len(discovery.result()) == SERVERS
-        finally:
-            gc.unfreeze()
+        lags = []
+        for _ in range(3):  # cold (gateway read and parsed), then warm (cached servers, new headers)
+            async with LagMonitor() as monitor:
+                servers = await service.list_tool_servers(turn, None, None, auth_token=token)
+            assert len(servers) == SERVERS
+            lags.append(monitor)
+    print([monitor.report() for monitor in lags])
     assert len(gateway.requests) == 2  # the big answer was fetched once, then served from the cache
-    # CPU time of the loop's thread: wall time also counts the OS running other processes on a busy machine.
-    report = [f"cpu {cpu * 1000:.0f} ms, wall {wall * 1000:.0f} ms" for cpu, wall in lags]
-    assert max(cpu for cpu, _ in lags) < BOUND, report
+    # CPU time of the process: wall time also counts the OS running other processes on a busy machine.
+    assert max(monitor.cpu for monitor in lags) < BOUND, [monitor.report() for monitor in lags]
 
 
 JSON = st.recursive(
@@ -116,18 +82,24 @@ JSON = st.recursive(
 
 
 @settings(max_examples=500, deadline=None)
-@given(JSON, st.sampled_from([None, 0, 2]))
-def test_stepwise_parsing_is_json_loads(value: object, indent: int | None) -> None:
-    data = json.dumps(value, indent=indent).encode()
-    assert run(json_value(data)) == json.loads(data)
+@given(JSON, st.sampled_from([None, 0, 2]), st.sampled_from([0, 8, _stepwise.WINDOW]), st.booleans())
+def test_stepwise_parsing_is_json_loads(value: object, indent: int | None, window: int, text: bool) -> None:
+    """Whatever the window (0: every container element by element) and whether bytes or text."""
+    data = json.dumps(value, indent=indent)
+    with mock.patch.object(_stepwise, "WINDOW", window):
+        assert run(json_value(data if text else data.encode())) == json.loads(data)
 
 
 @pytest.mark.parametrize(
     "data",
     [b"", b"[", b"[1,]", b'{"a" 1}', b"[1 2]", b"{1:2}", b"[1]x", b"\xff", b'{"a":1,}', b"[" * 100_000],
 )
-def test_stepwise_parsing_rejects_what_json_loads_rejects(data: bytes) -> None:
+@pytest.mark.parametrize("window", [0, _stepwise.WINDOW])
+def test_stepwise_parsing_rejects_what_json_loads_rejects(data: bytes, window: int) -> None:
     with pytest.raises((ValueError, RecursionError)):
         json.loads(data)
-    with pytest.raises(ValueError, match=r"JSON|Expecting|expected|BOM|codec|extra data|nested"):
+    with (
+        mock.patch.object(_stepwise, "WINDOW", window),
+        pytest.raises(ValueError, match=r"JSON|Expecting|expected|BOM|codec|extra data|nested"),
+    ):
         run(json_value(data))

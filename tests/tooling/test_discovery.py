@@ -241,6 +241,20 @@ async def test_concurrent_cold_turns_share_one_exchange_and_discovery(
     assert len(emulator.requests_for("gateway")) == 1
 
 
+async def test_a_gateway_answer_with_skipped_entries_is_cached_like_a_valid_one(
+    emulator: Emulator, turn: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Entries skipped with a warning leave a valid answer (the other servers): converted once and
+    # cached, so a warm turn neither asks the gateway again nor warns again (issue 27).
+    entries: list[Any] = [{"mcpServerName": "mail"}, {"mcpServerName": 7}, "junk", {"url": "no name"}]
+    emulator.faults.set("gateway", Fault(body={"mcpServers": entries}))
+    async with McpToolServerConfigurationService(production_config(emulator)) as svc:
+        turns = [await svc.list_tool_servers(turn, emulator.authorization(), "AGENTIC") for _ in range(3)]
+    assert [[s.mcp_server_name for s in servers] for servers in turns] == [["mail"]] * 3
+    assert len(emulator.requests_for("gateway")) == 1
+    assert sum("skipping server entry" in r.getMessage() for r in caplog.records) == 3
+
+
 async def test_gateway_entry_with_plain_http_to_a_remote_host_is_refused(
     emulator: Emulator, turn: Any
 ) -> None:

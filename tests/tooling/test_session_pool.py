@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -33,6 +34,26 @@ def _mail(emu: Emulator) -> MCPServerConfig:
 
 def _initializes(emu: Emulator) -> int:
     return sum(1 for r in emu.requests_for("mcp", server="mail") if r.jsonrpc_method == "initialize")
+
+
+async def test_a_new_session_pool_loads_no_ca_bundle(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every pool takes the process's one TLS context: loading the CA bundle held the event loop ~27 ms
+    # for each new pool (one per LangChain turn), on top of a cold listing's steps (issue 27).
+    async with McpSessionPool(timeout=10) as pool:
+        await pool.list_tools(_mail(emulator))  # the process's TLS context exists from here on
+    loads: list[object] = []
+    load = ssl.SSLContext.load_verify_locations
+
+    def counted(context: ssl.SSLContext, *args: Any, **kwargs: Any) -> None:
+        loads.append(args)
+        load(context, *args, **kwargs)
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
+    async with McpSessionPool(timeout=10) as pool:
+        assert await pool.list_tools(_mail(emulator))
+    assert loads == []
 
 
 async def test_concurrent_calls_share_one_session(emulator: Emulator) -> None:

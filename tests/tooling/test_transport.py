@@ -135,6 +135,7 @@ async def test_cookies_a_server_sets_are_never_sent_again() -> None:
         async with McpToolServerConfigurationService(_config(server, "localhost")) as service:
             for _ in range(3):
                 assert (await service.send_chat_history(_turn(), [])).succeeded
+            assert not service.http_client.cookies  # nothing kept that a later request could carry
     assert len(server.requests) == 3
     assert not [r for r in server.requests if "cookie" in r.headers]
 

@@ -38,14 +38,14 @@ def get_application_name() -> str | None:
     from_env = os.environ.get("AGENT365_APPLICATION_NAME", "").strip()
     if from_env:
         return from_env
-    return _project_name(Path.cwd())
+    return _project_name(os.getcwd())
 
 
 @functools.cache
-def _project_name(directory: Path) -> str | None:
-    # Read once per directory: this runs on every request's header build.
+def _project_name(directory: str) -> str | None:
+    # Read once per directory (a str key: a Path costs more to make and hash than the rest of the header build).
     try:
-        with (directory / "pyproject.toml").open("rb") as fh:
+        with (Path(directory) / "pyproject.toml").open("rb") as fh:
             name = tomllib.load(fh).get("project", {}).get("name")
     except (OSError, tomllib.TOMLDecodeError):
         return None

@@ -18,6 +18,8 @@ from typing import Generic, TypeVar
 
 from mcp.types import Tool
 
+from ._stepwise import Steps, run, run_cooperatively
+
 __all__ = ["AsyncTTLCache", "ToolDefinitionCache"]
 
 V = TypeVar("V")
@@ -117,7 +119,6 @@ class _Definitions:
 
 
 _Key = tuple[str, str]
-_IN_THREAD = 200  # definition sets above this many tools are digested in a worker thread
 
 
 def _fingerprint(headers: Mapping[str, str]) -> str:
@@ -132,10 +133,12 @@ def _fingerprint(headers: Mapping[str, str]) -> str:
     return digest.hexdigest()
 
 
-def _content(tools: Iterable[Tool]) -> tuple[str, tuple[Tool, ...]]:
+def _content(tools: Iterable[Tool]) -> Steps[tuple[str, tuple[Tool, ...]]]:
+    """The definitions and their digest, one tool per step (3,000 large ones take ~80 ms)."""
     listed = tuple(tools)
     digest = hashlib.sha256()
     for tool in listed:
+        yield
         digest.update(tool.model_dump_json().encode())
         digest.update(b"\x00")
     return digest.hexdigest(), listed
@@ -180,7 +183,7 @@ class ToolDefinitionCache:
 
     def put(self, url: str, headers: Mapping[str, str], tools: Iterable[Tool]) -> None:
         if self.enabled:
-            self._entries.put(self.key(url, headers), self._shared(*_content(tools)), self.ttl)
+            self._entries.put(self.key(url, headers), self._shared(*run(_content(tools))), self.ttl)
 
     async def get_or_list(
         self, url: str, headers: Mapping[str, str], list_tools: Callable[[], Awaitable[Iterable[Tool]]]
@@ -188,11 +191,7 @@ class ToolDefinitionCache:
         """The cached definitions, or ``list_tools()``'s (cached): concurrent callers share one listing."""
 
         async def listed() -> tuple[_Definitions, float]:
-            tools = list(await list_tools())
-            digest, content = (
-                await asyncio.to_thread(_content, tools) if len(tools) > _IN_THREAD else _content(tools)
-            )
-            return self._shared(digest, content), self.ttl
+            return self._shared(*await run_cooperatively(_content(await list_tools()))), self.ttl
 
         key = self.key(url, headers)
         if not self.enabled:

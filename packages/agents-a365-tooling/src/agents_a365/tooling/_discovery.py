@@ -8,10 +8,11 @@ cached per tenant, agent, user and scope with single flight (``_cache.py``).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable
 
 import httpx
 
@@ -30,8 +31,8 @@ from ._redact import scrub
 from ._scopes import is_v2_server, token_scope_for
 from ._spans import operation, tracing
 from ._stepwise import Steps, json_value, mapped, run_cooperatively
-from ._telemetry_hooks import cache_lookup, turn_attributes
-from ._tokens import Tokens, strip_bearer, usable_token
+from ._telemetry_hooks import turn_attributes
+from ._tokens import Tokens, cached, strip_bearer, usable_token
 from ._tool_names import unique_server_steps
 from ._turn import TurnIdentity, TurnKey
 from ._urls import path_segment, validate_server_name, validate_token_url
@@ -41,18 +42,8 @@ from .models import MCPServerConfig, ToolingManifestEntry, ToolOptions
 
 logger = logging.getLogger("agents_a365.tooling.service")  # the name users already filter on
 
-
-def _scopes(
-    servers: Sequence[MCPServerConfig], platform_scope: str
-) -> Steps[tuple[list[str], dict[str, list[str]]]]:
-    """Each server's token scope, and the server names per scope (in order)."""
-    scopes: list[str] = []
-    names: dict[str, list[str]] = {}
-    for server in servers:
-        yield
-        scopes.append(scope := token_scope_for(server, platform_scope))
-        names.setdefault(scope, []).append(server.mcp_server_name)
-    return scopes, names
+_Headers = Callable[..., dict[str, str]]  # build_request_headers for this turn and options
+_Listed = tuple[MCPServerConfig, dict[str, str]]  # a server and the headers to connect with
 
 
 def _env_token_name(server_name: str) -> str:
@@ -82,7 +73,8 @@ class Discovery(ServicePart):
         identity: TurnIdentity | None = None,
     ) -> list[MCPServerConfig]:
         """See :meth:`McpToolServerConfigurationService.list_tool_servers`."""
-        source = "manifest" if self.configuration.use_tooling_manifest else "gateway"
+        manifest = self.configuration.use_tooling_manifest
+        source = "manifest" if manifest else "gateway"
         attributes = {"a365.discovery.source": source, **turn_attributes(turn_context)} if tracing() else None
         with operation(
             "a365.tooling.discovery",
@@ -90,92 +82,94 @@ class Discovery(ServicePart):
             histogram="discovery",
             metric_attributes={"a365.discovery.source": source},
         ) as span:
-            # Each server stamped with the turn's identity (what the extensions' turn guard checks) where
-            # its headers are attached; the same URL under two names is one server, registered once.
-            listed = await self._list(
-                turn_context, authorization, auth_handler_name, auth_token, options, agent_id, identity
+            check_options(options, ToolOptions)
+            if auth_token is not None:
+                # A token the caller passes fails fast when malformed or expired, on every path
+                # (only BEARER_TOKEN* development values may be opaque).
+                auth_token = usable_token(auth_token)[0]
+            headers = functools.partial(
+                build_request_headers,
+                turn_context,
+                orchestrator_name=options.orchestrator_name if options else None,
+                distribution=options.distribution if options else None,
             )
-            servers = await run_cooperatively(unique_server_steps(listed))
+            if manifest:
+                listed = await self._from_manifest(auth_token, headers)
+            else:
+                listed = await self._from_gateway(
+                    turn_context, authorization, auth_handler_name, auth_token, agent_id, headers
+                )
+            # Each server stamped with its headers and the turn's identity (what the extensions' turn guard
+            # checks); the same URL under two names is one server, registered once. In steps: a gateway may
+            # list thousands of servers, and other conversations share this loop.
+            stamped = await run_cooperatively(
+                mapped(
+                    listed,
+                    lambda pair: pair[0].model_copy(update={"headers": dict(pair[1]), "identity": identity}),
+                )
+            )
+            servers = await run_cooperatively(unique_server_steps(stamped))
             span.set("a365.discovery.server_count", len(servers))
             return servers
 
-    async def _list(
+    async def _from_manifest(self, auth_token: str | None, headers: _Headers) -> list[_Listed]:
+        cfg = self.configuration
+        logger.debug("discovery from the tooling manifest %s", cfg.manifest_path)
+        manifest = await asyncio.to_thread(
+            read_manifest, cfg.manifest_path, required=cfg.require_tooling_manifest
+        )
+        shared = os.environ.get("BEARER_TOKEN", "").strip() or (auth_token or "").strip()
+        listed = []
+        for server in map(self._to_server, manifest):
+            own = os.environ.get(_env_token_name(server.mcp_server_name), "").strip()
+            if not own and shared and is_v2_server(server):
+                logger.warning(
+                    "MCP server %r has its own audience but %s is not set: using the shared "
+                    "BEARER_TOKEN, which that server will likely reject",
+                    server.mcp_server_name,
+                    _env_token_name(server.mcp_server_name),
+                )
+            token = strip_bearer(own or shared) or None
+            listed.append((server, headers(auth_token=token, identity_token=shared or token)))
+        return listed
+
+    async def _from_gateway(
         self,
         turn_context: TurnContextLike,
         authorization: AuthorizationLike | None,
         auth_handler_name: str | None,
-        auth_token: str | None = None,
-        options: ToolOptions | None = None,
-        agent_id: str | None = None,
-        identity: TurnIdentity | None = None,
-    ) -> list[MCPServerConfig]:
-        if turn_context is None:
-            raise ValueError("turn_context is required")
-        check_options(options, ToolOptions)
-        if auth_token is not None:
-            # A token the caller passes fails fast when malformed or expired, on every path
-            # (only BEARER_TOKEN* development values may be opaque).
-            auth_token = usable_token(auth_token)[0]
-        orchestrator = options.orchestrator_name if options else None
-        distribution = options.distribution if options else None
-        cfg = self.configuration
-        if cfg.use_tooling_manifest:
-            logger.debug("discovery from the tooling manifest %s", cfg.manifest_path)
-            manifest = await asyncio.to_thread(
-                read_manifest, cfg.manifest_path, required=cfg.require_tooling_manifest
-            )
-            servers = [self._to_server(entry) for entry in manifest]
-            return self._attach_dev_tokens(
-                servers, turn_context, auth_token, orchestrator, distribution, identity
-            )
-
+        auth_token: str | None,
+        agent_id: str | None,
+        headers: _Headers,
+    ) -> list[_Listed]:
+        platform_scope = self.configuration.mcp_platform_authentication_scope
         key = TurnKey.of(turn_context)
-        platform_scope = cfg.mcp_platform_authentication_scope
+        exchange = functools.partial(
+            self.tokens.exchange, authorization, auth_handler_name, turn_context, key
+        )
         if auth_token is None:
-            auth_token = await self.tokens.exchange(
-                authorization, auth_handler_name, turn_context, platform_scope, key, ("tooling gateway",)
-            )
+            auth_token = await exchange(platform_scope, ("tooling gateway",))
         agent_id = agent_id or resolve_agent_identity(turn_context, auth_token)
         if not agent_id:
             raise ToolServerDiscoveryError(
                 "cannot resolve the agent identity: the activity is not agentic and the token "
                 "has no appid/azp claim"
             )
-        listed = await self._discover(turn_context, auth_token, agent_id, orchestrator, key, distribution)
+        listed = await self._discover(auth_token, agent_id, key, headers)
 
         # One exchange per distinct V2 scope, all at once; V1 servers share the platform token.
-        # In steps: a gateway may list thousands of servers, and other conversations share this loop.
-        scopes, names = await run_cooperatively(_scopes(listed, platform_scope))
-        tokens: dict[str, str] = {platform_scope: auth_token}
-        v2_scopes = [scope for scope in names if scope != platform_scope]
-        if v2_scopes:
-            results = await asyncio.gather(
-                *(
-                    self.tokens.exchange(
-                        authorization, auth_handler_name, turn_context, s, key, tuple(names[s])
-                    )
-                    for s in v2_scopes
-                )
-            )
-            tokens.update(zip(v2_scopes, results, strict=True))
-        headers = {  # built once per token, not once per server
-            scope: build_request_headers(
-                turn_context,
-                auth_token=tokens[scope],
-                identity_token=auth_token,
-                orchestrator_name=orchestrator,
-                distribution=distribution,
-            )
-            for scope in names
-        }
-        return await run_cooperatively(
-            mapped(
-                zip(listed, scopes, strict=True),
-                lambda pair: pair[0].model_copy(
-                    update={"headers": dict(headers[pair[1]]), "identity": identity}
-                ),
-            )
+        scopes = await run_cooperatively(
+            mapped(listed, lambda server: token_scope_for(server, platform_scope))
         )
+        names: dict[str, list[str]] = {}  # server names per scope, in order; one append each: no steps needed
+        for server, scope in zip(listed, scopes, strict=True):
+            names.setdefault(scope, []).append(server.mcp_server_name)
+        v2_scopes = [scope for scope in names if scope != platform_scope]
+        v2_tokens = await asyncio.gather(*(exchange(scope, tuple(names[scope])) for scope in v2_scopes))
+        tokens = {platform_scope: auth_token, **dict(zip(v2_scopes, v2_tokens, strict=True))}
+        # Built once per token, not once per server.
+        by_scope = {scope: headers(auth_token=tokens[scope], identity_token=auth_token) for scope in names}
+        return [(server, by_scope[scope]) for server, scope in zip(listed, scopes, strict=True)]
 
     def _servers_from(self, content: bytes, source: str, url: str) -> Steps[tuple[MCPServerConfig, ...]]:
         """A gateway answer as servers: parsed, validated and converted once (in steps), then cached."""
@@ -187,10 +181,8 @@ class Discovery(ServicePart):
         return tuple((yield from mapped(entries, self._to_server)))
 
     def _to_server(self, entry: ToolingManifestEntry) -> MCPServerConfig:
-        name = validate_server_name(entry.name or "")
-        url = entry.url or (
-            f"{self.configuration.mcp_platform_endpoint}/agents/servers/{path_segment(name)}/"
-        )
+        name = validate_server_name(entry.name or "")  # URL-safe: letters, digits, '.', '_', '-'
+        url = entry.url or f"{self.configuration.mcp_platform_endpoint}/agents/servers/{name}/"
         validate_token_url(
             url, allow_insecure_http=self.configuration.allow_insecure_http, what=f"MCP server {name!r}"
         )
@@ -203,100 +195,45 @@ class Discovery(ServicePart):
             publisher=entry.publisher,
         )
 
-    def _attach_dev_tokens(
-        self,
-        servers: list[MCPServerConfig],
-        turn_context: TurnContextLike,
-        auth_token: str | None,
-        orchestrator: str | None,
-        distribution: str | None = None,
-        identity: TurnIdentity | None = None,
-    ) -> list[MCPServerConfig]:
-        shared = os.environ.get("BEARER_TOKEN", "").strip() or (auth_token or "").strip()
-        result = []
-        for server in servers:
-            own = os.environ.get(_env_token_name(server.mcp_server_name), "").strip()
-            if not own and shared and is_v2_server(server):
-                logger.warning(
-                    "MCP server %r has its own audience but %s is not set: using the shared "
-                    "BEARER_TOKEN, which that server will likely reject",
-                    server.mcp_server_name,
-                    _env_token_name(server.mcp_server_name),
-                )
-            token = strip_bearer(own or shared) or None
-            headers = build_request_headers(
-                turn_context,
-                auth_token=token,
-                identity_token=shared or token,
-                orchestrator_name=orchestrator,
-                distribution=distribution,
-            )
-            result.append(server.model_copy(update={"headers": headers, "identity": identity}))
-        return result
-
     async def _discover(
-        self,
-        turn_context: TurnContextLike,
-        auth_token: str,
-        agent_id: str,
-        orchestrator: str | None,
-        key: TurnKey | None,
-        distribution: str | None = None,
+        self, auth_token: str, agent_id: str, key: TurnKey | None, headers: _Headers
     ) -> tuple[MCPServerConfig, ...]:
         cfg = self.configuration
         url = f"{cfg.mcp_platform_endpoint}/agents/v2/{path_segment(agent_id)}/mcpServers"
         validate_token_url(url, allow_insecure_http=cfg.allow_insecure_http, what="tooling gateway")
+        source = f"tooling gateway {url}"
 
-        fetched = False
+        def failure(reason: str, status_code: int | None = None) -> ToolServerDiscoveryError:
+            return ToolServerDiscoveryError(f"{source} {reason}", endpoint=url, status_code=status_code)
 
         async def create() -> tuple[tuple[MCPServerConfig, ...], float]:
-            nonlocal fetched
-            fetched = True
             logger.debug("discovery for agent %s: cache miss, asking %s", agent_id, url)
-            headers = build_request_headers(
-                turn_context,
-                auth_token=auth_token,
-                orchestrator_name=orchestrator,
-                correlation_id=True,
-                distribution=distribution,
-            )
-            source = f"tooling gateway {url}"
             try:
                 response = await request_bounded(
                     self.http_client,
                     "GET",
                     url,
-                    headers=headers,
+                    headers=headers(auth_token=auth_token, correlation_id=True),
                     timeout=cfg.request_timeout,
                     max_bytes=cfg.max_gateway_response_bytes,
                     read_body=True,
                 )
             except ResponseTooLargeError as exc:
-                raise ToolServerDiscoveryError(f"{source} answered a {exc}", endpoint=url) from exc
+                raise failure(f"answered a {exc}") from exc
             except (TimeoutError, httpx.TimeoutException) as exc:
-                raise ToolServerDiscoveryError(
-                    f"{source} did not answer within {cfg.request_timeout} s", endpoint=url
-                ) from exc
+                raise failure(f"did not answer within {cfg.request_timeout} s") from exc
             except httpx.HTTPError as exc:
-                raise ToolServerDiscoveryError(
-                    f"{source} is unreachable: {type(exc).__name__}: {scrub(exc)}", endpoint=url
-                ) from exc
+                raise failure(f"is unreachable: {type(exc).__name__}: {scrub(exc)}") from exc
             if not response.is_success:
-                raise ToolServerDiscoveryError(
-                    f"{source} answered HTTP {response.status_code}",
-                    endpoint=url,
-                    status_code=response.status_code,
-                )
+                raise failure(f"answered HTTP {response.status_code}", response.status_code)
             entries = await run_cooperatively(self._servers_from(response.content, source, url))
             logger.debug(
                 "discovered %d MCP server(s) for agent %s through %s", len(entries), agent_id, source
             )
             return entries, cfg.discovery_cache_ttl
 
-        if key is None:
-            return (await create())[0]
-        entries = await self.entries.get_or_create(("discovery", url, key), create)
-        cache_lookup("discovery", hit=not fetched)
-        if not fetched:
+        cache_key = None if key is None else ("discovery", url, key)
+        entries, hit = await cached(self.entries, "discovery", cache_key, create)
+        if hit:
             logger.debug("discovery for agent %s: cache hit (%d server(s))", agent_id, len(entries))
         return entries

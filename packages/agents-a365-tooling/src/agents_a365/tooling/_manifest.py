@@ -16,26 +16,27 @@ from .models import ToolingManifestEntry
 logger = logging.getLogger(__name__)
 
 
-def parse_entries(data: Any, *, source: str, endpoint: str | None = None) -> list[ToolingManifestEntry]:
-    """Accept ``{"mcpServers": [...]}`` or a bare list; skip (with a warning) entries that are not
-    objects or have no name. ``endpoint`` (default ``source``) is the error's ``endpoint``."""
-    return run(entries_stepwise(data, source=source, endpoint=endpoint))
-
-
 def entries_stepwise(
     data: Any, *, source: str, endpoint: str | None = None
 ) -> Steps[list[ToolingManifestEntry]]:
-    """:func:`parse_entries` one entry per step (a gateway answer may hold thousands)."""
+    """The entries of ``{"mcpServers": [...]}`` or a bare list, one per step (a gateway answer may hold
+    thousands); entries that are not objects or have no name are skipped with a warning. ``endpoint``
+    (default ``source``) is the error's ``endpoint``.
+
+    Identical repeats collapse into one; two different servers under one name are an error: the name keys
+    a server's tools, token and cache entry in both extensions, so keeping either one silently would serve
+    one server's tools under the other's URL.
+    """
+    endpoint = source if endpoint is None else endpoint
     if isinstance(data, dict) and isinstance(data.get("mcpServers"), list):
         items = data["mcpServers"]
     elif isinstance(data, list):
         items = data
     else:
         raise ToolServerDiscoveryError(
-            f"{source}: expected a JSON list or an object with an 'mcpServers' list",
-            endpoint=endpoint if endpoint is not None else source,
+            f"{source}: expected a JSON list or an object with an 'mcpServers' list", endpoint=endpoint
         )
-    entries: list[ToolingManifestEntry] = []
+    seen: dict[str, ToolingManifestEntry] = {}
     for index, item in enumerate(items):
         yield
         try:
@@ -46,36 +47,17 @@ def entries_stepwise(
         if entry.name is None:
             logger.warning("%s: skipping server entry %d without mcpServerName", source, index)
             continue
-        entries.append(entry)
-    return (yield from _without_duplicates(entries, source=source, endpoint=endpoint))
-
-
-def _without_duplicates(
-    entries: list[ToolingManifestEntry], *, source: str, endpoint: str | None
-) -> Steps[list[ToolingManifestEntry]]:
-    """Identical repeats collapse into one; two different servers under one name are an error.
-
-    The name keys a server's tools, token and cache entry in both extensions: keeping either one
-    silently would serve one server's tools under the other's URL.
-    """
-    seen: dict[str, ToolingManifestEntry] = {}
-    unique: list[ToolingManifestEntry] = []
-    for entry in entries:
-        yield
-        name = entry.name or ""
-        first = seen.get(name)
-        if first is None:
-            seen[name] = entry
-            unique.append(entry)
-        elif first != entry:
+        first = seen.setdefault(entry.name, entry)
+        if first is entry:
+            continue
+        if first != entry:
             raise ToolServerDiscoveryError(
-                f"{source}: two different MCP servers are named {name!r} "
+                f"{source}: two different MCP servers are named {entry.name!r} "
                 f"({first.url or 'default URL'} and {entry.url or 'default URL'}); server names must be unique",
-                endpoint=endpoint if endpoint is not None else source,
+                endpoint=endpoint,
             )
-        else:
-            logger.debug("%s: server %r listed twice; using it once", source, name)
-    return unique
+        logger.debug("%s: server %r listed twice; using it once", source, entry.name)
+    return list(seen.values())
 
 
 # Paths already warned about: a missing manifest is said once per process, not on every turn.
@@ -120,4 +102,4 @@ def read_manifest(path: Path, *, required: bool = False) -> list[ToolingManifest
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ToolServerDiscoveryError(f"{path} is not valid JSON: {exc}", endpoint=str(path)) from exc
-    return parse_entries(data, source=str(path))
+    return run(entries_stepwise(data, source=str(path)))

@@ -1,29 +1,27 @@
-"""Every page of ``tools/list`` on an open MCP session, parsed off the event loop.
+"""Every page of ``tools/list`` on an open MCP session, parsed and validated in steps on the event loop.
 
 The session (``initialize``, its id, its end) is the official client's; only the ``tools/list`` requests
 are sent here, on the session's own HTTP client. Why: mcp's transport validates each answer with
 ``JSONRPCMessage.model_validate_json``, which holds the GIL (and the event loop) for the whole answer:
-2.7 s for a 15 MiB listing of 3,000 tools in ``tests/reliability/test_loop_stalls.py``'s setting, while
-``json.loads`` in a worker thread lets the loop run (under 20 ms of lag). Measured in docs/performance.md.
+2.7 s for a 15 MiB listing of 3,000 tools in ``tests/reliability/test_loop_stalls.py``'s setting. Here the
+answer is parsed element by element and each tool validated on its own (``_stepwise.py``), the loop
+running every 5 ms. Measured in docs/performance.md.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 from typing import Any
 
 from httpx_sse import EventSource
 from mcp.types import Tool
 
+from ._stepwise import Steps, json_value, mapped, run_cooperatively
 from ._tool_names import usable_tools
 
 __all__ = ["MAX_LIST_PAGES", "SessionGone", "list_tool_pages"]
 
 MAX_LIST_PAGES = 1000
 """A server repeating or inventing cursors must not keep a listing going; callers add the deadline."""
-
-_IN_THREAD = 256 * 1024  # answers above this are parsed in a worker thread
 
 
 class SessionGone(Exception):
@@ -34,11 +32,13 @@ class ListingError(ValueError):
     """The server answered, but not with the tools."""
 
 
-def _page(text: str | bytes, request_id: str, server_name: str) -> tuple[list[Tool], str | None] | None:
+def _page(
+    text: str | bytes, request_id: str, server_name: str
+) -> Steps[tuple[list[Tool], str | None] | None]:
     """The tools and next cursor of the answer to ``request_id`` in ``text`` (``None``: not that answer)."""
     try:
-        message = json.loads(text)
-    except (ValueError, RecursionError) as exc:
+        message = yield from json_value(text)
+    except ValueError as exc:
         raise ListingError(f"tools/list: the server's answer is not JSON ({type(exc).__name__})") from None
     for item in message if isinstance(message, list) else [message]:
         if not isinstance(item, dict) or item.get("id") != request_id:
@@ -52,18 +52,11 @@ def _page(text: str | bytes, request_id: str, server_name: str) -> tuple[list[To
         raw = result.get("tools")
         if not isinstance(raw, list):
             raise ListingError("tools/list: the result has no list of tools")
-        tools = usable_tools(raw, server_name)  # an unusable definition is left out, not the server
-        cursor = result.get("nextCursor")
+        # One tool per step; an unusable definition is left out, not the server.
+        usable = yield from mapped(raw, lambda definition: usable_tools((definition,), server_name))
+        tools, cursor = [tool for found in usable for tool in found], result.get("nextCursor")
         return tools, cursor if isinstance(cursor, str) and cursor else None
     return None
-
-
-async def _parse(
-    text: str | bytes, request_id: str, server_name: str
-) -> tuple[list[Tool], str | None] | None:
-    if len(text) > _IN_THREAD:
-        return await asyncio.to_thread(_page, text, request_id, server_name)
-    return _page(text, request_id, server_name)
 
 
 async def _request(
@@ -77,11 +70,11 @@ async def _request(
         if response.headers.get("content-type", "").startswith("text/event-stream"):
             async for event in EventSource(response).aiter_sse():  # the answer may come before the end
                 if event.event == "message" and event.data:
-                    page = await _parse(event.data, message["id"], server_name)
+                    page = await run_cooperatively(_page(event.data, message["id"], server_name))
                     if page is not None:
                         return page
         else:
-            page = await _parse(await response.aread(), message["id"], server_name)
+            page = await run_cooperatively(_page(await response.aread(), message["id"], server_name))
             if page is not None:
                 return page
     raise ListingError("tools/list: the server sent no answer")

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 import httpx
 
@@ -22,19 +20,12 @@ from ._bounded_http import ResponseTooLargeError, request_bounded
 from ._redact import scrub
 from ._retry import RETRYABLE_STATUS, backoff_delay, parse_retry_after
 from ._telemetry_hooks import rtp_attempt
+from .configuration import ToolingConfiguration
 from .errors import ChatHistorySendError
 
-__all__ = ["RtpSendSettings", "send_chat_history_request"]
+__all__ = ["send_chat_history_request"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class RtpSendSettings:
-    wire_timeout: float
-    queue_timeout: float
-    max_attempts: int
-    max_response_bytes: int
 
 
 async def send_chat_history_request(
@@ -42,36 +33,37 @@ async def send_chat_history_request(
     url: str,
     body: bytes,
     headers: dict[str, str],
-    settings: RtpSendSettings,
+    cfg: ToolingConfiguration,
     slots: asyncio.Semaphore,
-    *,
-    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
-    clock: Callable[[], float] | None = None,
 ) -> OperationResult:
     """POST ``body`` with retries; the same ``body`` (and so the same ``messageId``) every attempt."""
-    now = clock or asyncio.get_running_loop().time
-    wire_left = settings.wire_timeout
-    queue_left = settings.queue_timeout
-    max_attempts = max(1, settings.max_attempts)
+    now = asyncio.get_running_loop().time
+    wire_timeout, queue_timeout = cfg.chat_history_timeout, cfg.chat_history_queue_timeout
+    max_bytes = cfg.max_rtp_response_bytes
+    wire_left, queue_left = wire_timeout, queue_timeout
+    max_attempts = max(1, cfg.chat_history_max_attempts)
     attempt = 0
     error: ChatHistorySendError
     while True:
         attempt += 1
         retryable = False
         retry_after: float | None = None
-        queued_at = now()
-        try:
-            async with asyncio.timeout(max(queue_left, 0.0)):
-                await slots.acquire()
-        except TimeoutError:
-            error = ChatHistorySendError(
-                f"threat protection send to {url} queued too long: no free slot within "
-                f"{settings.queue_timeout} s (chat_history_concurrency is reached)",
-                cause="queue_timeout",
-                attempts=attempt - 1,
-            )
-            break
-        queue_left -= now() - queued_at
+        if slots.locked():  # a free slot is taken at once, with no deadline to arm
+            queued_at = now()
+            try:
+                async with asyncio.timeout(max(queue_left, 0.0)):
+                    await slots.acquire()
+            except TimeoutError:
+                error = ChatHistorySendError(
+                    f"threat protection send to {url} queued too long: no free slot within "
+                    f"{queue_timeout} s (chat_history_concurrency is reached)",
+                    cause="queue_timeout",
+                    attempts=attempt - 1,
+                )
+                break
+            queue_left -= now() - queued_at
+        else:
+            await slots.acquire()
         logger.debug("chat history send attempt %d to %s (%d bytes)", attempt, url, len(body))
         started = now()
         try:
@@ -83,12 +75,12 @@ async def send_chat_history_request(
                     headers=headers,
                     content=body,
                     timeout=wire_left,
-                    max_bytes=settings.max_response_bytes,
+                    max_bytes=max_bytes,
                 )
                 span.answered(response.status_code, response.headers)
         except TimeoutError:
             error = ChatHistorySendError(
-                f"threat protection at {url} did not answer within {settings.wire_timeout} s",
+                f"threat protection at {url} did not answer within {wire_timeout} s",
                 cause="timeout",
                 attempts=attempt,
             )
@@ -123,7 +115,7 @@ async def send_chat_history_request(
         if delay >= wire_left:
             break
         logger.info("chat history send attempt %d failed (%s); retrying in %.2f s", attempt, error, delay)
-        await sleep(delay)
+        await asyncio.sleep(delay)
         wire_left -= delay
     logger.warning("chat history send failed after %d attempt(s): %s", error.attempts, error)
     return OperationResult.failed(OperationError(error))

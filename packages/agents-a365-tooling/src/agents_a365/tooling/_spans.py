@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Self
 
 from ._mcp_errors import leaf as first_leaf
 from ._redact import describe_error, scrub
@@ -46,7 +46,7 @@ class ToolCallSpan:
         """A tool call's result: ``is_error`` marks a tool error (``None``: read from an MCP
         ``CallToolResult``, see :func:`is_tool_error`); content only when opted in."""
 
-    def __enter__(self) -> ToolCallSpan:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
@@ -81,7 +81,7 @@ class _Live(ToolCallSpan):
                 name, kind=kind, attributes=values, record_exception=False, set_status_on_exception=False
             )
 
-    def __enter__(self) -> _Live:
+    def __enter__(self) -> Self:
         if self._cm is not None:
             self._span = self._cm.__enter__()
         self._start = monotonic()

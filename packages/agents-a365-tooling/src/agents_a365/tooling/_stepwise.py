@@ -5,6 +5,7 @@ for over a second: one ``json.loads``, then validation, conversion and headers f
 such work is a generator that yields between items and returns its result (:data:`Steps`);
 :func:`run` drives it at once, :func:`run_cooperatively` gives the loop a turn every :data:`SLICE` seconds.
 A worker thread would not do: a long C call (``json.loads``) holds the GIL, so the loop, all the same.
+:func:`json_value` is the one parser of big JSON answers (the gateway's, each ``tools/list`` page).
 """
 
 from __future__ import annotations
@@ -16,13 +17,15 @@ import time
 from collections.abc import Callable, Generator, Iterable
 from typing import Any, TypeVar
 
-__all__ = ["SLICE", "Steps", "json_value", "mapped", "run", "run_cooperatively"]
+__all__ = ["SLICE", "WINDOW", "Steps", "json_value", "mapped", "run", "run_cooperatively"]
 
 T = TypeVar("T")
 R = TypeVar("R")
 Steps = Generator[None, None, T]
 SLICE = 0.005
 """Seconds of work between two turns of the event loop."""
+WINDOW = 64 * 1024
+"""Characters of JSON decoded in one C call at most (about 0.5 ms)."""
 
 
 def run(steps: Steps[T]) -> T:
@@ -64,49 +67,57 @@ def _skip(text: str, at: int) -> int:
     return match.end() if match else at
 
 
-def json_value(data: bytes) -> Steps[Any]:
-    """``json.loads(data)`` with the outer containers (two levels deep) decoded one element per step;
-    ``ValueError`` for whatever ``json.loads`` rejects (bad UTF-8, bad syntax, nesting too deep)."""
+def json_value(data: str | bytes) -> Steps[Any]:
+    """``json.loads(data)``, a container larger than :data:`WINDOW` decoded one element per step (the
+    rest, each a single C call of at most :data:`WINDOW` characters); ``ValueError`` for whatever
+    ``json.loads`` rejects (bad UTF-8: ``UnicodeDecodeError``, bad syntax, nesting too deep)."""
     try:
-        text = data.decode(json.detect_encoding(data), "surrogatepass")
+        text = data if isinstance(data, str) else data.decode(json.detect_encoding(data), "surrogatepass")
         if text.startswith("\ufeff"):
             raise ValueError("unexpected UTF-8 BOM")
-        value, end = yield from _value(text, _skip(text, 0), 2)
+        value, end = yield from _value(text, _skip(text, 0))
     except RecursionError as exc:
         raise ValueError("JSON nested too deeply") from exc
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"invalid JSON: {exc}") from exc
     if _skip(text, end) != len(text):
         raise ValueError("invalid JSON: extra data")
     return value
 
 
-def _value(text: str, at: int, depth: int) -> Steps[tuple[Any, int]]:
-    """The JSON value at ``at`` and where it ends; containers ``depth`` levels deep go one element per step."""
+def _value(text: str, at: int) -> Steps[tuple[Any, int]]:
+    """The JSON value at ``at`` and where it ends."""
     opening = text[at : at + 1]
-    if depth == 0 or opening not in ("[", "{"):
-        return _DECODER.raw_decode(text, at)
+    if opening not in ("[", "{"):
+        return _DECODER.raw_decode(text, at)  # a string or a number: one scan, whatever its length
+    try:
+        # A container that ends within the window is decoded at once; a longer one (or bad JSON, which
+        # the element-wise path then reports) element by element. A truncated window never decodes:
+        # its container's closing bracket is missing.
+        value, end = _DECODER.raw_decode(text[at : at + WINDOW])
+        return value, at + end
+    except ValueError:
+        pass
     closing = "]" if opening == "[" else "}"
-    items: list[Any] = []
-    members: dict[str, Any] = {}
+    container: Any = [] if opening == "[" else {}
     at = _skip(text, at + 1)
     if text[at : at + 1] == closing:
-        return (items if opening == "[" else members), at + 1
+        return container, at + 1
     while True:
         yield
         if opening == "[":
-            item, at = yield from _value(text, at, depth - 1)
-            items.append(item)
+            item, at = yield from _value(text, at)
+            container.append(item)
         else:
+            if text[at : at + 1] != '"':
+                raise ValueError(f"invalid JSON: expected a string key at {at}")
             key, at = _DECODER.raw_decode(text, at)
             at = _skip(text, at)
-            if not isinstance(key, str) or text[at : at + 1] != ":":
-                raise ValueError("invalid JSON: expected a string key and ':'")
-            members[key], at = yield from _value(text, _skip(text, at + 1), depth - 1)
+            if text[at : at + 1] != ":":
+                raise ValueError(f"invalid JSON: expected ':' at {at}")
+            container[key], at = yield from _value(text, _skip(text, at + 1))
         at = _skip(text, at)
         separator = text[at : at + 1]
         if separator == closing:
-            return (items if opening == "[" else members), at + 1
+            return container, at + 1
         if separator != ",":
             raise ValueError(f"invalid JSON: expected ',' or {closing!r} at {at}")
         at = _skip(text, at + 1)

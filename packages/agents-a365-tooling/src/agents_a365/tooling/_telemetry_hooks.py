@@ -21,8 +21,8 @@ from agents_a365.runtime import OperationResult
 
 from ._bounded_http import ResponseTooLargeError
 from ._retry import RETRYABLE_STATUS, parse_retry_after
-from ._spans import NULL_SPAN, ToolCallSpan, enabled, identity_attributes, operation, tracing
-from ._telemetry import instruments
+from ._spans import NULL_SPAN, ToolCallSpan, _Live, enabled, identity_attributes, operation, tracing
+from ._telemetry import _tracer, instruments
 from ._turn import read_activity
 from .errors import ChatHistorySendError
 
@@ -88,50 +88,45 @@ def _finish(state: _Send, result: OperationResult) -> None:
         inst["rtp_sends"].add(1, {"a365.rtp.outcome": outcome, **({"error.type": cause} if cause else {})})
 
 
-class _Attempt:
+class _Attempt(_Live):
     """One HTTP attempt of the current send: ``with rtp_attempt(...) as attempt: ...; attempt.answered(r)``."""
 
-    __slots__ = ("_span", "_state")
-
-    def __init__(self, state: _Send | None, span: ToolCallSpan) -> None:
-        self._state = state
-        self._span = span
-
-    def __enter__(self) -> _Attempt:
-        self._span.__enter__()
-        return self
+    __slots__ = ("_state",)
+    _state: _Send  # set by rtp_attempt
 
     def answered(self, status_code: int, headers: httpx.Headers) -> None:
-        if self._state is None:
-            return
-        span = self._span
-        span.set("http.response.status_code", status_code)
+        self.set("http.response.status_code", status_code)
         if not 200 <= status_code < 300:
             self._state.last_cause = f"http_{status_code}"
-            span.fail(str(status_code))
-            span.set("a365.rtp.retryable", status_code in RETRYABLE_STATUS)
-            span.set("a365.rtp.retry_after", parse_retry_after(headers.get("Retry-After")))
+            self.fail(str(status_code))
+            self.set("a365.rtp.retryable", status_code in RETRYABLE_STATUS)
+            self.set("a365.rtp.retry_after", parse_retry_after(headers.get("Retry-After")))
 
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
-        span, state = self._span, self._state
-        if state is not None and exc is not None:
-            if isinstance(exc, TimeoutError):
-                state.last_cause = "timeout"
-                span.fail("timeout", "no answer within the send's deadline")
-            elif isinstance(exc, ResponseTooLargeError):
-                state.last_cause = "response_too_large"
-                span.fail("response_too_large")
-            elif isinstance(exc, httpx.HTTPError):
-                state.last_cause = type(exc).__qualname__
-                span.fail_with(exc)
-                span.set("a365.rtp.retryable", True)
-        span.__exit__(exc_type, exc, tb)
+        if isinstance(exc, TimeoutError):
+            self._state.last_cause = "timeout"
+            self.fail("timeout", "no answer within the send's deadline")
+        elif isinstance(exc, ResponseTooLargeError):
+            self._state.last_cause = "response_too_large"
+            self.fail("response_too_large")
+        elif isinstance(exc, httpx.HTTPError):
+            self._state.last_cause = type(exc).__qualname__
+            self.fail_with(exc)
+            self.set("a365.rtp.retryable", True)
+        super().__exit__(exc_type, exc, tb)
 
 
-_NO_ATTEMPT = _Attempt(None, NULL_SPAN)
+class _NoAttempt(ToolCallSpan):
+    __slots__ = ()
+
+    def answered(self, status_code: int, headers: httpx.Headers) -> None:
+        """Outside a traced send nothing is recorded."""
 
 
-def rtp_attempt(method: str, url: str) -> _Attempt:
+_NO_ATTEMPT = _NoAttempt()
+
+
+def rtp_attempt(method: str, url: str) -> _Attempt | _NoAttempt:
     """A CLIENT span for one attempt of the current send (nothing outside a traced send)."""
     state = _CURRENT.get()
     if state is None:
@@ -141,17 +136,15 @@ def rtp_attempt(method: str, url: str) -> _Attempt:
     inst = instruments()
     if resend and inst is not None:
         inst["rtp_retries"].add(1, {"a365.rtp.retry_reason": state.last_cause or "unknown"})
-    span = operation(
-        method,
-        client=True,
-        attributes={
-            "http.request.method": method,
-            **_address(url),
-            "url.full": url,
-            "http.request.resend_count": resend or None,
-        },
-    )
-    return _Attempt(state, span)
+    attributes = {
+        "http.request.method": method,
+        **_address(url),
+        "url.full": url,
+        "http.request.resend_count": resend or None,
+    }
+    attempt = _Attempt(_tracer(), method, True, attributes, None, {})
+    attempt._state = state
+    return attempt
 
 
 _F = TypeVar("_F", bound=Callable[..., Awaitable[Any]])

@@ -18,7 +18,7 @@ from agents_a365.runtime import OperationError, OperationResult, TurnContextLike
 from ._deprecation import check_options
 from ._part import ServicePart, Shared
 from ._redact import scrub
-from ._rtp_send import RtpSendSettings, send_chat_history_request
+from ._rtp_send import send_chat_history_request
 from ._telemetry_hooks import traced_rtp_send
 from .constants import CHAT_HISTORY_PATH
 from .errors import ChatHistorySendError
@@ -57,11 +57,9 @@ class ThreatProtection(ServicePart):
     ) -> OperationResult:
         """See :meth:`McpToolServerConfigurationService.send_chat_history`."""
         check_options(options, ToolOptions)
-        request = _chat_message_request(turn_context, chat_history_messages)
-        record = (request.conversation_id, request.message_id)
+        body, record = _request_body(turn_context, chat_history_messages)
         if self.closed:
             return _undelivered(record, "the service is closed")
-        body = _serialize(request)
         headers = build_request_headers(
             turn_context,
             orchestrator_name=options.orchestrator_name if options else None,
@@ -73,7 +71,9 @@ class ThreatProtection(ServicePart):
         self._sends.add(deadline)
         try:
             async with deadline:
-                result = await self._post_with_retries(url, body, headers)
+                result = await send_chat_history_request(
+                    self.http_client, url, body, headers, self.configuration, self._send_slots()
+                )
         except (
             Exception
         ) as exc:  # a result, never a raise (e.g. a caller's HTTP client closed under the send)
@@ -133,18 +133,6 @@ class ThreatProtection(ServicePart):
             self._slots, self._slots_size = asyncio.Semaphore(size), size
         return self._slots
 
-    async def _post_with_retries(self, url: str, body: bytes, headers: dict[str, str]) -> OperationResult:
-        cfg = self.configuration
-        settings = RtpSendSettings(
-            wire_timeout=cfg.chat_history_timeout,
-            queue_timeout=cfg.chat_history_queue_timeout,
-            max_attempts=cfg.chat_history_max_attempts,
-            max_response_bytes=cfg.max_rtp_response_bytes,
-        )
-        return await send_chat_history_request(
-            self.http_client, url, body, headers, settings, self._send_slots()
-        )
-
 
 def _undelivered(record: tuple[str, str], reason: str) -> OperationResult:
     conversation_id, message_id = record
@@ -183,9 +171,11 @@ def _required_text(value: Any, message: str) -> str:
     return value
 
 
-def _chat_message_request(
+def _request_body(
     turn_context: TurnContextLike, messages: Sequence[ChatHistoryMessage]
-) -> ChatMessageRequest:
+) -> tuple[bytes, tuple[str, str]]:
+    """The serialized request and its record (conversation id, message id). The models end here: a send
+    waiting for a slot holds only bytes (fewer live objects for the garbage collector in a burst)."""
     if turn_context is None:
         raise ValueError("turn_context is required")
     if messages is None:
@@ -212,16 +202,8 @@ def _chat_message_request(
         else m
         for m in messages
     ]
-    if all(type(m) is ChatHistoryMessage for m in history):
-        # Already validated models: skip re-validation on the hot path.
-        return ChatMessageRequest.model_construct(
-            conversation_id=conversation_id,
-            message_id=message_id,
-            user_message=user_message,
-            chat_history=history,
-        )
-    try:
-        return ChatMessageRequest(
+    try:  # validated: messages that are already models are taken as they are (cheaper than model_construct)
+        request = ChatMessageRequest(
             conversation_id=conversation_id,
             message_id=message_id,
             user_message=user_message,
@@ -229,3 +211,4 @@ def _chat_message_request(
         )
     except ValidationError as exc:
         raise ValueError(f"invalid chat history message: {exc.errors()[0]['msg']}") from exc
+    return _serialize(request), (conversation_id, message_id)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable, Hashable
+from typing import TypeVar
 
 from agents_a365.runtime import (
     AgenticAuthenticationService,
@@ -27,7 +29,9 @@ from ._telemetry_hooks import cache_lookup
 from ._turn import TurnKey
 from .errors import TokenAcquisitionError
 
-__all__ = ["Tokens", "strip_bearer", "usable_token"]
+__all__ = ["Tokens", "cached", "strip_bearer", "usable_token"]
+
+V = TypeVar("V")
 
 logger = logging.getLogger("agents_a365.tooling.service")  # the name users already filter on
 
@@ -59,76 +63,68 @@ class Tokens(ServicePart):
         authorization: AuthorizationLike | None,
         auth_handler_name: str | None,
         turn_context: TurnContextLike,
-        scope: str,
         key: TurnKey | None,
-        servers: tuple[str, ...],
-    ) -> str:
-        attributes = {"a365.token.scope": scope, "a365.mcp.server.names": servers} if tracing() else None
-        with operation("a365.tooling.token_exchange", attributes=attributes, histogram="token_exchange"):
-            return await self._token(authorization, auth_handler_name, turn_context, scope, key, servers)
-
-    async def _token(
-        self,
-        authorization: AuthorizationLike | None,
-        auth_handler_name: str | None,
-        turn_context: TurnContextLike,
         scope: str,
-        key: TurnKey | None,
         servers: tuple[str, ...],
     ) -> str:
         what = ", ".join(servers)
-        if authorization is None or not auth_handler_name:
-            raise TokenAcquisitionError(
-                f"a token for scope {scope!r} ({what}) is needed but no authorization and "
-                "auth_handler_name were given",
-                scope=scope,
-                servers=servers,
-            )
-
-        exchanged = False
-
-        async def create() -> tuple[str, float]:
-            nonlocal exchanged
-            exchanged = True
-            logger.debug("token for scope %r (%s): cache miss, exchanging", scope, what)
-            timeout = self.configuration.token_exchange_timeout
-            try:
-                async with asyncio.timeout(timeout):
-                    token = await AgenticAuthenticationService.get_agentic_user_token(
-                        authorization, auth_handler_name, turn_context, [scope]
-                    )
-            except TimeoutError as exc:
+        attributes = {"a365.token.scope": scope, "a365.mcp.server.names": servers} if tracing() else None
+        with operation("a365.tooling.token_exchange", attributes=attributes, histogram="token_exchange"):
+            if authorization is None or not auth_handler_name:
                 raise TokenAcquisitionError(
-                    f"token exchange for scope {scope!r} ({what}) did not answer within {timeout} s",
-                    scope=scope,
-                    servers=servers,
-                ) from exc
-            except Exception as exc:
-                raise TokenAcquisitionError(
-                    f"token exchange for scope {scope!r} ({what}) failed: {type(exc).__name__}: {scrub(exc)}",
-                    scope=scope,
-                    servers=servers,
-                ) from exc
-            if not token:
-                raise TokenAcquisitionError(
-                    f"token exchange for scope {scope!r} ({what}) returned no token",
+                    f"a token for scope {scope!r} ({what}) is needed but no authorization and "
+                    "auth_handler_name were given",
                     scope=scope,
                     servers=servers,
                 )
-            try:
-                token, exp = usable_token(token)
-            except InvalidTokenError as exc:  # raised here, so never cached; the next turn exchanges again
-                raise TokenAcquisitionError(
-                    f"token exchange for scope {scope!r} ({what}) returned an unusable token: {exc}",
-                    scope=scope,
-                    servers=servers,
-                ) from exc
-            return token, exp - time.time() - max(self.configuration.token_expiry_skew, 0.0)
 
-        if key is None:
-            return (await create())[0]
-        token = await self.cache.get_or_create(("token", key, auth_handler_name, scope), create)
-        cache_lookup("token", hit=not exchanged)
-        if not exchanged:
-            logger.debug("token for scope %r (%s): cache hit", scope, what)
-        return token
+            def failure(reason: str) -> TokenAcquisitionError:
+                return TokenAcquisitionError(
+                    f"token exchange for scope {scope!r} ({what}) {reason}", scope=scope, servers=servers
+                )
+
+            async def create() -> tuple[str, float]:
+                logger.debug("token for scope %r (%s): cache miss, exchanging", scope, what)
+                timeout = self.configuration.token_exchange_timeout
+                try:
+                    async with asyncio.timeout(timeout):
+                        token = await AgenticAuthenticationService.get_agentic_user_token(
+                            authorization, auth_handler_name, turn_context, [scope]
+                        )
+                except TimeoutError as exc:
+                    raise failure(f"did not answer within {timeout} s") from exc
+                except Exception as exc:
+                    raise failure(f"failed: {type(exc).__name__}: {scrub(exc)}") from exc
+                if not token:
+                    raise failure("returned no token")
+                try:
+                    token, exp = usable_token(token)
+                except InvalidTokenError as exc:
+                    # Raised here, so never cached: the next turn exchanges again.
+                    raise failure(f"returned an unusable token: {exc}") from exc
+                return token, exp - time.time() - max(self.configuration.token_expiry_skew, 0.0)
+
+            cache_key = None if key is None else ("token", key, auth_handler_name, scope)
+            token, hit = await cached(self.cache, "token", cache_key, create)
+            if hit:
+                logger.debug("token for scope %r (%s): cache hit", scope, what)
+            return token
+
+
+async def cached(
+    cache: AsyncTTLCache[V], name: str, key: Hashable | None, create: Callable[[], Awaitable[tuple[V, float]]]
+) -> tuple[V, bool]:
+    """``(value, hit)``: ``cache``'s value for ``key`` or ``create()``'s (uncached without a key), the lookup
+    counted as a hit or miss of the cache ``name`` (see :func:`cache_lookup`)."""
+    if key is None:
+        return (await create())[0], False
+    created = False
+
+    async def fill() -> tuple[V, float]:
+        nonlocal created
+        created = True
+        return await create()
+
+    value = await cache.get_or_create(key, fill)
+    cache_lookup(name, hit=not created)
+    return value, not created

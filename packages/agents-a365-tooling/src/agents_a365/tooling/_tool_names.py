@@ -25,7 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 from mcp.types import Tool
 from pydantic import ValidationError
 
-from ._stepwise import Steps, mapped, run
+from ._stepwise import Steps, run
 from .models import MCPServerConfig
 
 __all__ = ["normalize_url", "resolve_tool_names", "unique_server_steps", "unique_servers", "usable_tools"]
@@ -57,10 +57,10 @@ def unique_server_steps(
 ) -> Steps[list[MCPServerConfig]]:
     """:func:`unique_servers` in steps (discovery runs it on the event loop for thousands of servers)."""
     seen = {normalize_url(url) for url in known_urls}
-    listed = list(servers)
-    keys = yield from mapped(listed, lambda server: normalize_url(server.url))
     result: list[MCPServerConfig] = []
-    for server, key in zip(listed, keys, strict=True):
+    for server in servers:
+        yield
+        key = normalize_url(server.url)
         if key in seen:
             logger.debug("MCP server %r: its URL is listed already; registered once", server.mcp_server_name)
             continue

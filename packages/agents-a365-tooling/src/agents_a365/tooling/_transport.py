@@ -13,14 +13,15 @@ from __future__ import annotations
 import ipaddress
 import ssl
 import urllib.request
-from collections.abc import Callable, Mapping
-from http.cookiejar import CookieJar, DefaultCookiePolicy
+from collections.abc import Callable
+from http.cookiejar import CookieJar
+from typing import Any
 
 import aiohttp
 import httpx
 from httpx_aiohttp import AiohttpTransport
 
-__all__ = ["CoreClient", "core_client", "open_response"]
+__all__ = ["CoreClient", "core_client"]
 
 
 def _mapped(exc: BaseException, request: httpx.Request) -> BaseException | None:
@@ -52,6 +53,14 @@ class _MappedTransport(httpx.AsyncBaseTransport):
         await self._inner.aclose()
 
 
+class _NoCookies(CookieJar):
+    """A jar that keeps nothing: httpx's would keep a cookie one server set for one user and send it with
+    another's request. Refusing at extraction also skips parsing every response's headers for cookies."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+
 class CoreClient(httpx.AsyncClient):
     """The service's own client: it has no defaults to merge into a request (see ``request_bounded``)."""
 
@@ -73,8 +82,7 @@ def core_client(*, verify: ssl.SSLContext, limits: httpx.Limits, timeout: float)
         mounts=_environment_proxies(transport),
         timeout=timeout,
         follow_redirects=False,
-        # httpx's own jar would keep a cookie one server set for one user and send it with another's request.
-        cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
+        cookies=_NoCookies(),
     )
 
 
@@ -106,17 +114,3 @@ def _environment_proxies(
             else:
                 mounts[f"all://[{host}]" if address.version == 6 else f"all://{host}"] = None
     return mounts
-
-
-async def open_response(
-    client: httpx.AsyncClient,
-    method: str,
-    url: str | httpx.URL,
-    *,
-    headers: Mapping[str, str],
-    timeout: float,
-    content: bytes | None = None,
-) -> httpx.Response:
-    """Send one request through ``client.send`` and return the response with its body unread (close it)."""
-    request = client.build_request(method, url, headers=dict(headers), content=content, timeout=timeout)
-    return await client.send(request, stream=True)

@@ -16,10 +16,6 @@ def _parse_endpoint(value: str) -> str:
     return value.strip().rstrip("/")
 
 
-def _parse_optional_bool(value: str) -> bool | None:
-    return parse_bool(value)
-
-
 class ToolingConfiguration(RuntimeConfiguration):
     """Settings of the tooling package.
 
@@ -72,32 +68,28 @@ class ToolingConfiguration(RuntimeConfiguration):
     mcp_platform_authentication_scope = Setting(
         "MCP_PLATFORM_AUTHENTICATION_SCOPE", DEFAULT_PLATFORM_SCOPE, parse_str
     )
-    _use_tooling_manifest = Setting[bool | None]("A365_USE_TOOLING_MANIFEST", None, _parse_optional_bool)
+    _use_tooling_manifest = Setting[bool | None]("A365_USE_TOOLING_MANIFEST", None, parse_bool)
     manifest_path = Setting[Path](
         "A365_TOOLING_MANIFEST", Path(MANIFEST_FILE_NAME), lambda v: Path(v.strip())
     )
     require_tooling_manifest = Setting("A365_REQUIRE_TOOLING_MANIFEST", False, parse_bool)
     request_timeout = Setting("A365_REQUEST_TIMEOUT", 10.0, parse_float)
     chat_history_timeout = Setting("A365_CHAT_HISTORY_TIMEOUT", 10.0, parse_float)
-    chat_history_max_attempts = Setting("A365_CHAT_HISTORY_MAX_ATTEMPTS", 3, lambda v: int(v.strip()))
+    chat_history_max_attempts = Setting("A365_CHAT_HISTORY_MAX_ATTEMPTS", 3, int)
     allow_insecure_http = Setting("A365_ALLOW_INSECURE_HTTP", False, parse_bool)
     discovery_cache_ttl = Setting("A365_DISCOVERY_CACHE_TTL", 300.0, parse_float)
     token_expiry_skew = Setting("A365_TOKEN_EXPIRY_SKEW", 120.0, parse_float)
     tool_cache_ttl = Setting("A365_TOOL_CACHE_TTL", 300.0, parse_float)
-    max_connections = Setting("A365_MAX_CONNECTIONS", 100, lambda v: int(v.strip()))
-    chat_history_concurrency = Setting("A365_CHAT_HISTORY_CONCURRENCY", 64, lambda v: int(v.strip()))
+    max_connections = Setting("A365_MAX_CONNECTIONS", 100, int)
+    chat_history_concurrency = Setting("A365_CHAT_HISTORY_CONCURRENCY", 64, int)
     chat_history_queue_timeout = Setting("A365_CHAT_HISTORY_QUEUE_TIMEOUT", 120.0, parse_float)
     chat_history_drain_timeout = Setting("A365_CHAT_HISTORY_DRAIN_TIMEOUT", 10.0, parse_float)
     _token_exchange_timeout = Setting[float | None]("A365_TOKEN_EXCHANGE_TIMEOUT", None, parse_float)
-    max_gateway_response_bytes = Setting(
-        "A365_MAX_GATEWAY_RESPONSE_BYTES", 4 * 1024 * 1024, lambda v: int(v.strip())
-    )
-    max_rtp_response_bytes = Setting("A365_MAX_RTP_RESPONSE_BYTES", 8 * 1024, lambda v: int(v.strip()))
-    max_mcp_response_bytes = Setting(
-        "A365_MAX_MCP_RESPONSE_BYTES", 16 * 1024 * 1024, lambda v: int(v.strip())
-    )
+    max_gateway_response_bytes = Setting("A365_MAX_GATEWAY_RESPONSE_BYTES", 4 * 1024 * 1024, int)
+    max_rtp_response_bytes = Setting("A365_MAX_RTP_RESPONSE_BYTES", 8 * 1024, int)
+    max_mcp_response_bytes = Setting("A365_MAX_MCP_RESPONSE_BYTES", 16 * 1024 * 1024, int)
     mcp_session_idle_timeout = Setting("A365_MCP_SESSION_IDLE_TIMEOUT", 60.0, parse_float)
-    max_mcp_sessions = Setting("A365_MAX_MCP_SESSIONS", 64, lambda v: int(v.strip()))
+    max_mcp_sessions = Setting("A365_MAX_MCP_SESSIONS", 64, int)
 
     def __init__(
         self,
@@ -127,33 +119,17 @@ class ToolingConfiguration(RuntimeConfiguration):
         cluster_category: Override[str] | None = None,
         environment: Override[str] | None = None,
     ) -> None:
-        super().__init__(cluster_category=cluster_category, environment=environment)
-        if isinstance(manifest_path, str):
-            manifest_path = Path(manifest_path)
-        self.set_overrides(
-            mcp_platform_endpoint=mcp_platform_endpoint,
-            mcp_platform_authentication_scope=mcp_platform_authentication_scope,
-            _use_tooling_manifest=use_tooling_manifest,
-            manifest_path=manifest_path,
-            require_tooling_manifest=require_tooling_manifest,
-            request_timeout=request_timeout,
-            chat_history_timeout=chat_history_timeout,
-            chat_history_max_attempts=chat_history_max_attempts,
-            allow_insecure_http=allow_insecure_http,
-            discovery_cache_ttl=discovery_cache_ttl,
-            token_expiry_skew=token_expiry_skew,
-            tool_cache_ttl=tool_cache_ttl,
-            max_connections=max_connections,
-            chat_history_concurrency=chat_history_concurrency,
-            chat_history_queue_timeout=chat_history_queue_timeout,
-            chat_history_drain_timeout=chat_history_drain_timeout,
-            _token_exchange_timeout=token_exchange_timeout,
-            max_gateway_response_bytes=max_gateway_response_bytes,
-            max_rtp_response_bytes=max_rtp_response_bytes,
-            max_mcp_response_bytes=max_mcp_response_bytes,
-            mcp_session_idle_timeout=mcp_session_idle_timeout,
-            max_mcp_sessions=max_mcp_sessions,
+        # Each argument overrides the setting of its name (the two settings whose property adds a default
+        # are stored under a leading underscore).
+        overrides = {name: value for name, value in locals().items() if name not in {"self", "__class__"}}
+        super().__init__(
+            cluster_category=overrides.pop("cluster_category"), environment=overrides.pop("environment")
         )
+        overrides["_use_tooling_manifest"] = overrides.pop("use_tooling_manifest")
+        overrides["_token_exchange_timeout"] = overrides.pop("token_exchange_timeout")
+        if isinstance(manifest_path, str):
+            overrides["manifest_path"] = Path(manifest_path)
+        self.set_overrides(**overrides)
 
     @property
     def use_tooling_manifest(self) -> bool:

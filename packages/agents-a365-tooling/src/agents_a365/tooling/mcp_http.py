@@ -123,7 +123,7 @@ class SharedTransport(_MCP_HTTPX.AsyncBaseTransport):  # type: ignore[misc]
         if (
             _MCP_HTTPX is httpx
         ):  # aiohttp's pool under httpx's API, as the core's requests: ~2.5 ms less CPU a session
-            self._inner = AiohttpTransport(client=_aiohttp_session)
+            self._inner = AiohttpTransport(verify=shared_ssl_context(), client=_aiohttp_session)
         else:
             self._inner = _MCP_HTTPX.AsyncHTTPTransport(verify=shared_ssl_context(), limits=limits)
 

@@ -109,7 +109,7 @@ class ChatHistoryMessage(_WireModel):
     def _to_utc(cls, value: datetime) -> datetime:
         # Normalised once here, so serialization stays native (pydantic writes UTC as "...Z"):
         # a per-message Python serializer made a 10,000-message body ~3.5x slower to encode.
-        return as_utc(value)
+        return value if value.tzinfo is UTC else as_utc(value)  # the common case without a second call
 
 
 class ChatMessageRequest(_WireModel):

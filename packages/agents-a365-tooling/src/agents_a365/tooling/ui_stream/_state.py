@@ -250,14 +250,12 @@ class UIMessageStreamState:
     def tool_output(self, tool_call_id: str, output: Any, *, tool_name: str | None = None) -> None:
         """The tool returned; JSON text is sent as JSON. Duplicates (same id, same step) are dropped."""
         if self._prepare_output(tool_call_id, tool_name):
-            self._awaiting.pop(tool_call_id, None)
             self._tool("output-available", tool_call_id, output=output_as_json(output))
 
     def tool_error(self, tool_call_id: str, error_text: str, *, tool_name: str | None = None) -> None:
         """The tool failed; the part ends in state ``output-error``."""
         if self._prepare_output(tool_call_id, tool_name):
             self._input_errors.discard(tool_call_id)
-            self._awaiting.pop(tool_call_id, None)
             self._tool("output-error", tool_call_id, errorText=error_text or "Tool error.")
 
     def tool_result(
@@ -270,6 +268,8 @@ class UIMessageStreamState:
             self.tool_output(tool_call_id, output, tool_name=tool_name)
 
     def _prepare_output(self, tool_call_id: str, tool_name: str | None) -> bool:
+        """Whether an output for ``tool_call_id`` is to be sent (not a duplicate); if so, its call is
+        announced and complete, and no longer awaited."""
         if tool_call_id not in self._awaiting:
             if ("output", tool_call_id) in self._step_seen:
                 return False  # the same result reported twice (e.g. ``messages`` and ``updates`` modes)
@@ -284,6 +284,7 @@ class UIMessageStreamState:
                 self._tool("input-start", tool_call_id, toolName=tool_name or "unknown")
                 self._tool("input-available", tool_call_id, toolName=tool_name or "unknown", input={})
         self._step_seen.add(("output", tool_call_id))
+        self._awaiting.pop(tool_call_id, None)
         return True
 
     # -- end of stream ---------------------------------------------------------------------------------
@@ -306,12 +307,11 @@ class UIMessageStreamState:
                 self._tool("output-error", tool_call_id, errorText=_UNFINISHED_TOOL_TEXT)
         self._awaiting.clear()
         self._input_errors.clear()
-        had_tool_calls = self._step_had_tool_calls
         if self._step_open:
             self._close_step()
         chunk: UIChunk = {
             "type": "finish",
-            "finishReason": self.finish_reason or ("tool-calls" if had_tool_calls else "stop"),
+            "finishReason": self.finish_reason or ("tool-calls" if self._step_had_tool_calls else "stop"),
         }
         if metadata is not None:
             chunk["messageMetadata"] = metadata

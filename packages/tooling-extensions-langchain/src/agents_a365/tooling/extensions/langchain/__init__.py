@@ -6,8 +6,9 @@
 - :func:`convert_messages`: LangChain messages -> ``ChatHistoryMessage``.
 """
 
+from agents_a365.tooling.extensibility import TurnIdentity, turn_identity
+
 from ._conversion import convert_messages, extract_text, map_role
-from ._identity import TurnIdentity, turn_identity
 from ._naming import resolve_tool_names
 from ._toolset import AgentFactory, McpToolset
 from .service import ORCHESTRATOR_NAME, McpToolRegistrationService, StateGraphLike

@@ -27,7 +27,7 @@ __all__ = ["DEFAULT_ROLE", "ROLE_BY_TYPE", "convert_message", "convert_messages"
 DEFAULT_ROLE = "user"
 
 # ``BaseMessage.type`` -> role sent to threat protection. Chunk classes report their class
-# name as ``type`` (``AIMessageChunk``), normalised to the same keys by ``_type_key``.
+# name as ``type`` (``AIMessageChunk``): ``_type_key`` drops the ``MessageChunk`` suffix.
 ROLE_BY_TYPE: Mapping[str, str] = {
     "human": "user",
     "ai": "assistant",
@@ -36,22 +36,12 @@ ROLE_BY_TYPE: Mapping[str, str] = {
     "function": "function",
 }
 
-_CHUNK_TYPES: Mapping[str, str] = {
-    "aimessagechunk": "ai",
-    "humanmessagechunk": "human",
-    "systemmessagechunk": "system",
-    "toolmessagechunk": "tool",
-    "functionmessagechunk": "function",
-    "chatmessagechunk": "chat",
-}
-
 
 def _type_key(message: Any) -> str | None:
     value = getattr(message, "type", None)
     if not isinstance(value, str):
         return None
-    key = value.strip().lower()
-    return _CHUNK_TYPES.get(key, key)
+    return value.strip().lower().removesuffix("messagechunk")
 
 
 def map_role(message: Any) -> str:
@@ -62,10 +52,7 @@ def map_role(message: Any) -> str:
         role = getattr(message, "role", None)
         if isinstance(role, str) and role.strip():
             return role.strip()
-        return DEFAULT_ROLE
-    if key is None:
-        return DEFAULT_ROLE
-    return ROLE_BY_TYPE.get(key, DEFAULT_ROLE)
+    return ROLE_BY_TYPE.get(key or "", DEFAULT_ROLE)
 
 
 def _text_accessor(message: Any) -> str | None:

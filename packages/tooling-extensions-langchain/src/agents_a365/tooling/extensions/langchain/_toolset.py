@@ -13,7 +13,7 @@ from agents_a365.tooling import MCPServerConfig
 
 from ._naming import resolve_tool_names
 
-__all__ = ["A365_SERVER", "AgentFactory", "McpToolset", "build_agent"]
+__all__ = ["A365_SERVER", "AgentFactory", "McpToolset"]
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +64,13 @@ class McpToolset:
         self, agent_options: Mapping[str, Any], *, agent_factory: AgentFactory = create_agent
     ) -> Any:
         """``agent_factory(**agent_options)`` with the MCP tools merged into ``agent_options["tools"]``."""
-        return build_agent(self, agent_options, agent_factory)
+        if not isinstance(agent_options, Mapping):
+            raise ValueError("agent_options is required (the keyword arguments of create_agent)")
+        if agent_factory is None:
+            raise ValueError("agent_factory is required")
+        options = dict(agent_options)
+        options["tools"] = self.merge(options.get("tools"))
+        return agent_factory(**options)
 
     def __len__(self) -> int:
         return sum(len(tools) for tools in self._by_server.values())
@@ -72,13 +78,3 @@ class McpToolset:
     def __repr__(self) -> str:
         counts = ", ".join(f"{name}={len(tools)}" for name, tools in self._by_server.items())
         return f"McpToolset({counts})"
-
-
-def build_agent(toolset: McpToolset, agent_options: Mapping[str, Any], agent_factory: AgentFactory) -> Any:
-    if not isinstance(agent_options, Mapping):
-        raise ValueError("agent_options is required (the keyword arguments of create_agent)")
-    if agent_factory is None:
-        raise ValueError("agent_factory is required")
-    options = dict(agent_options)
-    options["tools"] = toolset.merge(options.get("tools"))
-    return agent_factory(**options)

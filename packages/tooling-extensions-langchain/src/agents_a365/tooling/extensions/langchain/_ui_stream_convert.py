@@ -83,9 +83,8 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
             self._updates(event)
 
     def _mode(self, mode: str, payload: Any) -> None:
-        if mode == "messages" and isinstance(payload, tuple) and len(payload) == 2:
-            if isinstance(payload[0], BaseMessage):
-                self._message(*payload)
+        if mode == "messages":  # a (message, metadata) tuple, what ``handle`` reads in stream_mode="messages"
+            self.handle(payload)
         elif mode == "updates" and isinstance(payload, Mapping):
             self._updates(payload)
 

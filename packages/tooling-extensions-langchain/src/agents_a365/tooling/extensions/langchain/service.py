@@ -19,7 +19,7 @@ from agents_a365.tooling.extensibility import McpSessionPool, renamed_kwargs
 
 from ._connections import TurnScope, load_tools
 from ._history_sends import ChatHistorySends, StateGraphLike, require
-from ._toolset import AgentFactory, McpToolset, build_agent
+from ._toolset import AgentFactory, McpToolset
 
 __all__ = ["ORCHESTRATOR_NAME", "McpToolRegistrationService", "StateGraphLike"]
 
@@ -210,4 +210,4 @@ class McpToolRegistrationService(ChatHistorySends):
             options=options,
             skip_unreachable=skip_unreachable,
         )
-        return build_agent(toolset, agent_options, agent_factory)
+        return toolset.create_agent(agent_options, agent_factory=agent_factory)

@@ -17,6 +17,8 @@ from agents.tool import default_tool_error_function
 
 from agents_a365.tooling.ui_stream import ErrorTextFunction, FinishReason, UIStreamConverter
 
+from ._conversion import _field
+
 _DEFAULT_TOOL_ERROR_TEXT = default_tool_error_function(None, Exception())  # type: ignore[arg-type]
 
 _INCOMPLETE_REASONS: Mapping[str, FinishReason] = {
@@ -46,10 +48,6 @@ def ui_tool_error_function(ctx: Any, error: Exception) -> ToolErrorText:
 def _default_is_tool_error(item: ToolCallOutputItem) -> bool:
     output = item.output
     return isinstance(output, ToolErrorText) or output == _DEFAULT_TOOL_ERROR_TEXT
-
-
-def _field(obj: Any, name: str) -> Any:
-    return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
 
 
 class OpenAIUIStreamConverter(UIStreamConverter[StreamEvent]):
@@ -99,28 +97,20 @@ class OpenAIUIStreamConverter(UIStreamConverter[StreamEvent]):
         elif kind == "response.function_call_arguments.done":
             state.tool_input_end(("item", data.item_id), data.arguments)
         elif kind == "response.output_item.done":
-            self._item_done(data)
+            item = data.item
+            item_type = getattr(item, "type", None)
+            if item_type == "function_call":  # ends its streamed input (if any) with the final arguments
+                state.tool_call(item.call_id, item.name, item.arguments)
+            elif item_type == "message":
+                state.end_text()
+            elif item_type == "reasoning":
+                state.end_reasoning()
         elif kind == "response.created":
             state.model_message(data.response.id)
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             state.end_model_output()
             reason = getattr(getattr(data.response, "incomplete_details", None), "reason", None)
             state.finish_reason = _INCOMPLETE_REASONS.get(reason or "", "other" if reason else None)
-
-    def _item_done(self, data: Any) -> None:
-        state = self.state
-        item = data.item
-        item_type = getattr(item, "type", None)
-        if item_type == "function_call":
-            key = ("item", item.id or data.output_index)
-            if state.has_tool_input(key):
-                state.tool_input_end(key, item.arguments)
-            else:
-                state.tool_call(item.call_id, item.name, item.arguments)
-        elif item_type == "message":
-            state.end_text()
-        elif item_type == "reasoning":
-            state.end_reasoning()
 
     def _item(self, event: RunItemStreamEvent) -> None:
         state = self.state

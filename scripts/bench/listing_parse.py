@@ -1,0 +1,55 @@
+"""Issue 27: parsing a 15 MiB ``tools/list`` answer (3,000 tools), mcp's transport next to ours, same run.
+
+    uv run python scripts/bench/listing_parse.py
+
+mcp's streamable HTTP transport validates each answer with ``JSONRPCMessage.model_validate_json``: one C
+call holding the GIL, so the event loop, for the whole answer. Ours (``tooling/_mcp_pages.py`` over
+``_stepwise.py``) parses the answer element by element and validates each tool on its own, in slices of
+5 ms on the loop. Printed per run: the total time of each and the longest interval the loop was held
+(CPU time of the process between two ticks of a monitor task, the collector off: tests/support/loop_lag.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+
+from mcp.types import JSONRPCMessage
+
+from agents_a365.tooling._mcp_pages import _page
+from agents_a365.tooling._stepwise import run_cooperatively
+
+sys.path[:0] = [str(Path(__file__).resolve().parents[2] / "tests")]
+from support.loop_lag import LagMonitor  # noqa: E402
+
+SCHEMA = {
+    "type": "object",
+    "properties": {f"p{p}": {"type": "string", "description": "d" * 44} for p in range(60)},
+}
+TOOLS = [{"name": f"tool_{n}", "description": f"tool {n}", "inputSchema": SCHEMA} for n in range(3000)]
+ANSWER = json.dumps({"jsonrpc": "2.0", "id": "a365-list-1", "result": {"tools": TOOLS}}).encode()
+
+
+async def main(runs: int = 3) -> None:
+    print(f"a tools/list answer of {len(ANSWER) / 2**20:.1f} MiB, 3,000 tools")
+    kept = []  # the results stay alive: freeing a million objects is not the parse's cost
+    for _ in range(runs):
+        async with LagMonitor() as theirs:
+            started = time.perf_counter()
+            kept.append(JSONRPCMessage.model_validate_json(ANSWER))
+            their_total = time.perf_counter() - started
+        async with LagMonitor() as ours:
+            started = time.perf_counter()
+            kept.append(await run_cooperatively(_page(ANSWER, "a365-list-1", "big")))
+            our_total = time.perf_counter() - started
+        print(
+            f"mcp's transport: {their_total * 1e3:.0f} ms, the loop held {theirs.cpu * 1e3:.0f} ms | "
+            f"ours: {our_total * 1e3:.0f} ms, the loop held at most {ours.cpu * 1e3:.0f} ms"
+        )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
