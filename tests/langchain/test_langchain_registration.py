@@ -21,7 +21,7 @@ from agents_a365.emulator import (
 from agents_a365.runtime import InvalidTokenError, TokenExpiredError, decode_token_payload
 from agents_a365.tooling import McpServerConnectionError
 from agents_a365.tooling.extensions.langchain import McpToolRegistrationService, McpToolset
-from support.leaks import leaked_tasks, our_tasks
+from support.leaks import leaked_tasks, our_tasks, pooled_tasks
 from support.platform import AUTH_HANDLER, production_config
 from support.scripted_langchain import ScriptedChatModel, call, calls
 from support.turns import make_turn_context
@@ -183,15 +183,18 @@ async def test_per_turn_scope_keeps_one_session_per_server_and_leaks_nothing(
         await by_name["list_emails"].ainvoke({})
         await by_name["search_emails"].ainvoke({"query": "report"})
         await by_name["list_events"].ainvoke({"date": "2025-01-01"})
-        assert our_tasks()  # the session holders are alive inside the block
+        assert len(pooled_tasks()) == 2  # the service's sessions: one per server
     assert len(_mcp_posts(emulator, "mail", "initialize")) == 1
     assert len(_mcp_posts(emulator, "calendar", "initialize")) == 1
     assert len(_mcp_posts(emulator, "mail", "tools/call")) == 2
     assert our_tasks() == []
     assert await leaked_tasks(before) == set()
+    assert len(pooled_tasks()) == 2  # kept for the user's next turn, not per turn
     # Tools of a closed scope fail instead of silently reconnecting.
-    with pytest.raises(Exception):  # noqa: B017,PT011 - anyio's ClosedResourceError family
+    with pytest.raises(RuntimeError, match="after it exits"):
         await by_name["list_emails"].ainvoke({})
+    await service.configuration_service.aclose()  # the service's end closes them
+    assert await leaked_tasks(before, pooled=True) == set()
 
 
 async def test_servers_are_not_rediscovered_within_a_turn(

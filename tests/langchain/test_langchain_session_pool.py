@@ -1,8 +1,8 @@
 """The seed-form tools (``get_mcp_tools`` / ``add_tool_servers_to_agent``) reuse pooled MCP sessions.
 
 Counted at the real emulator: the ``initialize`` requests a server receives are the sessions opened. One
-listing session at registration (closed at once), then one session per (server, user token) for every
-call of every turn, until idle, token expiry, the bound, a dropped session or ``aclose()``.
+session per (server, user token) for the registration's listing and every call of every turn, in the
+tooling service's pool, until idle, token expiry, the bound, a dropped session or the service's ``aclose()``.
 """
 
 from __future__ import annotations
@@ -66,15 +66,15 @@ async def test_calls_of_a_turn_and_of_later_turns_share_one_session(
     emulator: Emulator, pooled: McpToolRegistrationService
 ) -> None:
     tools = await _tools(pooled, emulator)
-    listed = _sessions(emulator)  # the registration's listing session
+    assert _sessions(emulator) == 1  # the registration's listing session ...
     for _ in range(5):
         await tools["list_emails"].ainvoke({})
-    assert _sessions(emulator) == listed + 1  # five calls, one session
+    assert _sessions(emulator) == 1  # ... is the one the five calls use
     for _ in range(3):  # later turns: warm registration, same user token, same session
         tools = await _tools(pooled, emulator)
         await tools["list_emails"].ainvoke({})
-    assert _sessions(emulator) == listed + 1
-    assert len(pooled.session_pool) == 1
+    assert _sessions(emulator) == 1
+    assert len(pooled.session_pool) == 2  # mail's and calendar's (listed), nothing per turn
 
 
 async def test_the_seed_form_agent_reuses_the_session_across_turns(
@@ -90,7 +90,7 @@ async def test_the_seed_form_agent_reuses_the_session_across_turns(
         await agent.ainvoke({"messages": [{"role": "user", "content": "mail?"}]})
     calls_made = [r for r in emulator.requests_for("mcp", server="mail") if r.jsonrpc_method == "tools/call"]
     assert len(calls_made) == 2
-    assert _sessions(emulator) == 2  # one listing session + one pooled session for both turns
+    assert _sessions(emulator) == 1  # one pooled session: the listing and both turns' calls
 
 
 async def test_sessions_are_never_shared_between_users(
@@ -100,7 +100,7 @@ async def test_sessions_are_never_shared_between_users(
     listed = _sessions(emulator)
     for user in ("alice", "bob", "alice"):  # a turn each: registered (warm) then called, as a host does
         await (await _tools(pooled, emulator, user))["list_emails"].ainvoke({})
-    assert _sessions(emulator) == listed + 2
+    assert _sessions(emulator) == listed == 2  # each user's listing session serves their calls
     calls_made = [r for r in emulator.requests_for("mcp", server="mail") if r.jsonrpc_method == "tools/call"]
     sessions_by_token: dict[str, set[str]] = {}
     for r in calls_made:
@@ -120,7 +120,9 @@ async def test_aclose_closes_every_session_and_leaves_no_task(emulator: Emulator
         await tools["list_events"].ainvoke({})
         assert len(service.session_pool) == 2
         deletes = _deletes(emulator, "mail") + _deletes(emulator, "calendar")
-        await service.aclose()
+        await service.aclose()  # the extension's: the sessions are the tooling service's
+        assert len(service.session_pool) == 2
+        await core.aclose()
         assert (
             _deletes(emulator, "mail") + _deletes(emulator, "calendar") == deletes + 2
         )  # ended at the server
@@ -152,7 +154,7 @@ async def test_a_session_is_closed_when_its_token_expires(emulator: Emulator, cl
     async with core, McpToolRegistrationService(core) as service:
         tools = await _tools(service, emulator)
         await tools["list_emails"].ainvoke({})
-        assert len(service.session_pool) == 1
+        assert len(service.session_pool) == 2  # mail's and calendar's
         clock.advance(3600)  # the emulator's tokens live one hour (minus the expiry skew)
         service.session_pool.prune()
         assert len(service.session_pool) == 0
@@ -188,7 +190,8 @@ async def test_the_pool_keeps_at_most_max_mcp_sessions_open(emulator: Emulator, 
     config = production_config(emulator, max_mcp_sessions=1)
     core = McpToolServerConfigurationService(config, clock=clock)
     async with core, McpToolRegistrationService(core) as service:
-        tools = await _tools(service, emulator)
+        tools = await _tools(service, emulator)  # two listings at once: over the bound while busy
+        assert len(service.session_pool) == 1  # back under it once idle
         for _ in range(2):
             await tools["list_emails"].ainvoke({})
             assert len(service.session_pool) == 1

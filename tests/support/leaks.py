@@ -40,7 +40,9 @@ when their token expires; the pool's tests check that."""
 
 
 def is_pooled(task: asyncio.Task[Any]) -> bool:
-    return task.get_name().startswith(POOLED)
+    """A pooled session's holder, or one of the ``mcp`` client's own tasks (every MCP session of this SDK
+    lives in a pool, so those are a pooled session's)."""
+    return task.get_name().startswith((POOLED, "mcp."))
 
 
 def our_tasks() -> list[asyncio.Task[Any]]:
@@ -54,7 +56,7 @@ def our_tasks() -> list[asyncio.Task[Any]]:
 
 def pooled_tasks() -> list[asyncio.Task[Any]]:
     """The pooled sessions' holder tasks still running."""
-    return [t for t in asyncio.all_tasks() if is_pooled(t) and not t.done()]
+    return [t for t in asyncio.all_tasks() if t.get_name().startswith(POOLED) and not t.done()]
 
 
 def other_tasks() -> set[asyncio.Task[Any]]:
@@ -69,9 +71,12 @@ def other_tasks() -> set[asyncio.Task[Any]]:
     }
 
 
-async def leaked_tasks(before: set[asyncio.Task[Any]], *, grace: float = 2.0) -> set[asyncio.Task[Any]]:
+async def leaked_tasks(
+    before: set[asyncio.Task[Any]], *, grace: float = 2.0, pooled: bool = False
+) -> set[asyncio.Task[Any]]:
     """Client-side tasks started since ``before`` still running after at most ``grace`` seconds, the
-    service's pooled sessions left out (a turn's leak is what this finds; ``pooled_tasks`` the others).
+    the service's pooled sessions left out (a turn's leak is what this finds) unless ``pooled`` (after the
+    service's ``aclose``: nothing at all may be left).
 
     The emulator's request handlers may need a moment to finish after the client closed (they are
     not counted anyway); a client-side leak stays. Returns as soon as none is left.
@@ -79,7 +84,7 @@ async def leaked_tasks(before: set[asyncio.Task[Any]], *, grace: float = 2.0) ->
     loop = asyncio.get_running_loop()
     deadline = loop.time() + grace
     while True:
-        extra = {t for t in other_tasks() - before if not is_server_side(t) and not is_pooled(t)}
+        extra = {t for t in other_tasks() - before if not is_server_side(t) and (pooled or not is_pooled(t))}
         if not extra or loop.time() >= deadline:
             return extra
         await asyncio.sleep(0.02)

@@ -62,6 +62,7 @@ class Session:
         self.expires_at = expires_at
         self.retired = False
         self.failure: str | None = None  # why the session ended under its users (an over-cap answer)
+        self.ended: str | None = None  # why it ended once open (for the message only: not a failure)
         self.client: Any = None  # the session's HTTP client, and the headers naming the session on it
         self.wire: Callable[[], dict[str, str]] = dict
 
@@ -125,6 +126,7 @@ class Session:
                 retry = is_dropped_connection(leaf(exc))
                 entry.ready.set_exception(SessionGone(text) if retry else failed(server, text))
             elif not isinstance(exc, asyncio.CancelledError):
+                entry.ended = text  # why, for the requests it ended under (an HTTP 503 on a call)
                 logger.debug("MCP session %r ended: %s", name, text)
         finally:
             pool._retire(entry)

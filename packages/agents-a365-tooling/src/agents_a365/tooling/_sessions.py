@@ -214,7 +214,7 @@ class McpSessionPool:
             if request.cancelled():  # the session ended under the request: sent or not, we cannot tell
                 if idempotent and not entry.failure:
                     raise SessionGone("the session ended during the request")
-                raise failed(server, entry.failure or "the session ended during the request")
+                raise failed(server, entry.failure or entry.ended or "the session ended during the request")
             exc = request.exception()
             if exc is None:
                 return request.result()
@@ -265,6 +265,8 @@ class McpSessionPool:
         entry.last_used = self._clock()
         if entry.users == 0 and (entry.retired or self.idle_timeout <= 0 or self.max_sessions == 0):
             self._retire(entry)
+        while len(self._entries) > self.max_sessions and self._evict_one():
+            pass  # back under the bound once sessions opened over it (all were busy) are idle again
         self._arm_timer()
 
     def _retire(self, entry: Session) -> None:
@@ -276,10 +278,11 @@ class McpSessionPool:
             if not entry.ready.done() and entry.holder is not None:
                 entry.holder.cancel()  # connecting for nobody
 
-    def _evict_one(self) -> None:
+    def _evict_one(self) -> bool:
         idle = [e for e in self._entries.values() if e.users == 0]
         if idle:
             self._retire(min(idle, key=lambda e: e.last_used))
+        return bool(idle)
 
     def prune(self) -> None:
         """Retire the sessions idle for ``idle_timeout`` and those whose token expired."""
