@@ -40,6 +40,7 @@ class Session:
 
     __slots__ = (
         "client",
+        "ended",
         "expires_at",
         "failure",
         "holder",
