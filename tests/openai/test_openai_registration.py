@@ -213,10 +213,12 @@ async def test_connected_agent_closes_every_session_and_leaves_no_task(
             assert all(s.is_connected for s in servers.values())
             assert other_tasks() - tasks_before  # the connection workers are running
         assert not any(s.is_connected for s in servers.values())
-        assert not await leaked_tasks(tasks_before)
+        assert not await leaked_tasks(tasks_before)  # the turn's: the pooled sessions stay for the next
+        assert [r.server for r in emulator.requests_for("mcp") if r.method == "DELETE"] == []
+    assert not await leaked_tasks(tasks_before, pooled=True)  # the service's end closed them
     deletes = [r.server for r in emulator.requests_for("mcp") if r.method == "DELETE"]
-    # Per server: the core's listing session, then the session its call opened.
-    assert sorted(deletes) == ["calendar", "calendar", "mail", "mail"]
+    # Per server one session: the one the core listed on served the call.
+    assert sorted(deletes) == ["calendar", "mail"]
 
 
 async def test_close_tool_servers_closes_what_add_tool_servers_to_agent_connected(
@@ -283,7 +285,7 @@ async def test_unreachable_server_raises_naming_it_and_closes_the_others(
         assert "eyJ" not in str(caught.value)
         assert not await leaked_tasks(tasks_before)
         assert template.mcp_servers == []
-    # mail had connected: it was closed before the error was raised.
+    # mail had connected: its pooled session was closed with the service.
     assert {r.server for r in emulator.requests_for("mcp") if r.method == "DELETE"} == {"mail"}
 
 

@@ -29,6 +29,8 @@ def is_server_side(task: asyncio.Task[Any]) -> bool:
     # sse-starlette starts one shutdown watcher per event loop that lives as long as the loop.
     if getattr(task.get_coro(), "__qualname__", "") == "_shutdown_watcher":
         return True
+    if task.get_name().startswith(("sse_starlette.", "mcp.server.", "uvicorn.", "starlette.")):
+        return True  # anyio names its tasks after their function: the server's own (an open GET stream)
     files = " ".join(frame.f_code.co_filename for frame in task.get_stack())
     return any(marker in files for marker in SERVER_SIDE)
 
