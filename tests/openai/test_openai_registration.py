@@ -215,6 +215,10 @@ async def test_connected_agent_closes_every_session_and_leaves_no_task(
         assert not any(s.is_connected for s in servers.values())
         assert not await leaked_tasks(tasks_before)  # the turn's: the pooled sessions stay for the next
         assert [r.server for r in emulator.requests_for("mcp") if r.method == "DELETE"] == []
+        calls = len(emulator.requests_for("mcp"))
+        with pytest.raises(RuntimeError, match="'mail' is closed"):  # a closed turn's server refuses
+            await servers["mail"].call_tool("list_emails", {})
+        assert len(emulator.requests_for("mcp")) == calls  # nothing sent
     assert not await leaked_tasks(tasks_before, pooled=True)  # the service's end closed them
     deletes = [r.server for r in emulator.requests_for("mcp") if r.method == "DELETE"]
     # Per server one session: the one the core listed on served the call.

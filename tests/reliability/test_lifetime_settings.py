@@ -98,3 +98,51 @@ async def test_tool_cache_ttl_changed_at_run_time_applies_to_the_extensions_too(
         for _ in range(2):
             await service.get_mcp_tools(emu.authorization(), AUTH_HANDLER, turn)
         assert listings() == 3
+
+
+async def test_session_settings_changed_at_run_time_apply_to_the_pool(
+    emu: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``A365_MAX_MCP_SESSIONS`` and ``A365_MCP_SESSION_IDLE_TIMEOUT`` are read at each use of the pool."""
+    monkeypatch.setenv("A365_MAX_MCP_SESSIONS", "256")
+    monkeypatch.setenv("A365_MCP_SESSION_IDLE_TIMEOUT", "60")
+    config = ToolingConfiguration(mcp_platform_endpoint=emu.base_url, use_tooling_manifest=False)
+    async with McpToolServerConfigurationService(config) as service:
+
+        async def list_for(user: str) -> None:
+            turn = make_turn_context(user_id=user, agentic_app_id=emu.config.agent_id)
+            servers = await service.list_tool_servers(turn, emu.authorization(), AUTH_HANDLER)
+            await asyncio.gather(*(service.get_mcp_client_tools(s.mcp_server_name, s) for s in servers))
+
+        for user in ("u1", "u2", "u3"):
+            await list_for(user)
+        assert len(service.session_pool) == 6  # 3 users x 2 servers, kept
+        monkeypatch.setenv("A365_MAX_MCP_SESSIONS", "2")
+        await list_for("u4")
+        assert len(service.session_pool) == 2  # the bound read at this use: back under it once idle
+        monkeypatch.setenv("A365_MCP_SESSION_IDLE_TIMEOUT", "0")
+        await list_for("u5")
+        assert len(service.session_pool) == 0  # no reuse: closed as soon as listed
+
+
+async def test_many_users_keep_at_most_max_mcp_sessions_open(emu: Emulator) -> None:
+    """Thousands of users over a host's life: the pool never keeps more than its bound once idle, and
+    every user is still served (the least recently used idle session makes room)."""
+    config = ToolingConfiguration(
+        mcp_platform_endpoint=emu.base_url, use_tooling_manifest=False, max_mcp_sessions=5
+    )
+    async with McpToolServerConfigurationService(config) as service:
+        for batch in range(4):
+            users = [f"user-{batch}-{i}" for i in range(8)]
+
+            async def turn_of(user: str) -> None:
+                turn = make_turn_context(user_id=user, agentic_app_id=emu.config.agent_id)
+                servers = await service.list_tool_servers(turn, emu.authorization(), AUTH_HANDLER)
+                mail = next(s for s in servers if s.mcp_server_name == "mail")
+                assert await service.list_mcp_tools(mail)
+                result = await service.session_pool.call_tool(mail, "list_emails", {})
+                assert not result.isError
+
+            await asyncio.gather(*(turn_of(u) for u in users))  # 8 users x 2 servers at once: over the bound
+            assert len(service.session_pool) <= 5
+        assert service.session_pool.opened >= 32

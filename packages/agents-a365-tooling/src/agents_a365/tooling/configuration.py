@@ -43,7 +43,7 @@ class ToolingConfiguration(RuntimeConfiguration):
     ``max_rtp_response_bytes``              ``A365_MAX_RTP_RESPONSE_BYTES``             8 KiB
     ``max_mcp_response_bytes``              ``A365_MAX_MCP_RESPONSE_BYTES``             16 MiB
     ``mcp_session_idle_timeout``            ``A365_MCP_SESSION_IDLE_TIMEOUT``           60 s (0: no reuse)
-    ``max_mcp_sessions``                    ``A365_MAX_MCP_SESSIONS``                   64 kept open
+    ``max_mcp_sessions``                    ``A365_MAX_MCP_SESSIONS``                   256 kept open
     ======================================  ==========================================  ==========
 
     ``use_tooling_manifest`` unset means "use the manifest in a development environment"
@@ -59,9 +59,9 @@ class ToolingConfiguration(RuntimeConfiguration):
     record. ``token_exchange_timeout`` bounds one ``exchange_token`` call. A
     response body beyond ``max_gateway_response_bytes`` (discovery) or ``max_rtp_response_bytes``
     (threat protection) is not read further and the request fails; so is an answer to the core's MCP
-    listing (``initialize``, a ``tools/list`` page) beyond ``max_mcp_response_bytes``. An extension that keeps MCP sessions
-    open across tool calls and turns (the LangChain extension's per-call tools) closes one unused for
-    ``mcp_session_idle_timeout`` and keeps at most ``max_mcp_sessions`` open.
+    listing (``initialize``, a ``tools/list`` page) beyond ``max_mcp_response_bytes``. The service's MCP
+    sessions (``session_pool``: listings and both extensions' calls, kept across turns per server and user
+    token) close when unused for ``mcp_session_idle_timeout``; at most ``max_mcp_sessions`` stay open.
     """
 
     mcp_platform_endpoint = Setting("MCP_PLATFORM_ENDPOINT", DEFAULT_PLATFORM_ENDPOINT, _parse_endpoint)
@@ -89,7 +89,7 @@ class ToolingConfiguration(RuntimeConfiguration):
     max_rtp_response_bytes = Setting("A365_MAX_RTP_RESPONSE_BYTES", 8 * 1024, int)
     max_mcp_response_bytes = Setting("A365_MAX_MCP_RESPONSE_BYTES", 16 * 1024 * 1024, int)
     mcp_session_idle_timeout = Setting("A365_MCP_SESSION_IDLE_TIMEOUT", 60.0, parse_float)
-    max_mcp_sessions = Setting("A365_MAX_MCP_SESSIONS", 64, int)
+    max_mcp_sessions = Setting("A365_MAX_MCP_SESSIONS", 256, int)
 
     def __init__(
         self,
