@@ -71,27 +71,6 @@ def _first(*values: Any) -> str | None:
     return next(filter(None, map(_text, values)), None)
 
 
-def _agentic_instance_id(activity: Any) -> str | None:
-    try:
-        instance_id = activity.get_agentic_instance_id() if activity.is_agentic_request() else None
-    except Exception:  # no such methods, or a partial activity that refuses (no recipient): not agentic
-        return None
-    return str(instance_id) if instance_id else None
-
-
-def _channel_of(activity: Any) -> tuple[str | None, str | None]:
-    """``(channel, sub_channel)`` of an activity: ``"msteams:email"`` is ``("msteams", "email")``."""
-    channel_id = getattr(activity, "channel_id", None)
-    if channel_id is None:
-        return None, None
-    # hosting-core's ChannelId is a str subclass with .channel/.sub_channel.
-    channel = getattr(channel_id, "channel", None)
-    if channel is not None:
-        return _text(channel), _text(getattr(channel_id, "sub_channel", None))
-    head, _, tail = str(channel_id).partition(":")
-    return _text(head), _text(tail)
-
-
 _TENANT_HOLDERS = ("conversation", "recipient", "from_property")  # in this order of precedence
 
 
@@ -126,8 +105,12 @@ def read_turn(turn_context: TurnContextLike | None) -> Turn:
     sender = getattr(activity, "from_property", None)
     recipient = getattr(activity, "recipient", None)
     conversation_id = getattr(getattr(activity, "conversation", None), "id", None)
-    instance_id = _agentic_instance_id(activity)
-    channel, sub_channel = _channel_of(activity)
+    try:
+        instance_id = activity.get_agentic_instance_id() if activity.is_agentic_request() else None
+    except Exception:  # no such methods, or a partial activity that refuses (no recipient): not agentic
+        instance_id = None
+    # "msteams:email" is ("msteams", "email"), as hosting-core's ChannelId (a str) splits it.
+    channel, _, sub_channel = str(getattr(activity, "channel_id", None) or "").partition(":")
     blueprint = getattr(sender, "agentic_app_blueprint_id", None)
     identity = TurnIdentity(
         conversation_id=_text(conversation_id),
@@ -135,8 +118,8 @@ def read_turn(turn_context: TurnContextLike | None) -> Turn:
         agent_id=_first(
             instance_id, getattr(recipient, "agentic_app_id", None), getattr(recipient, "id", None)
         ),
-        channel=channel,
-        sub_channel=sub_channel,
+        channel=_text(channel),
+        sub_channel=_text(sub_channel),
         tenant_id=_tenant_id(activity),
     )
     user = identity.user_id
@@ -145,7 +128,7 @@ def read_turn(turn_context: TurnContextLike | None) -> Turn:
         identity=identity,
         key=None if user is None else TurnKey(tenant=identity.tenant_id, agent=identity.agent_id, user=user),
         guarded=identity if identity.tenant_id or user or identity.agent_id else None,
-        gateway_agent_id=instance_id,
+        gateway_agent_id=str(instance_id) if instance_id else None,
         blueprint_id=blueprint if _text(blueprint) else None,
         conversation_id=conversation_id,
         message_id=getattr(activity, "id", None),

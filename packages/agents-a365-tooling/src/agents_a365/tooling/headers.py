@@ -36,12 +36,11 @@ def clean_header_value(value: object) -> str:
     return quote(cleaned, safe=_PRINTABLE_ASCII, errors="surrogatepass")
 
 
-def resolve_agent_id_header(turn_context: TurnContextLike | None, identity_token: str | None) -> str | None:
+def resolve_agent_id_header(
+    turn_context: TurnContextLike | Turn | None, identity_token: str | None
+) -> str | None:
     """``x-ms-agentid``: the sender's agentic app blueprint id, then token claims, then the app name."""
-    return _agent_id_header(read_turn(turn_context), identity_token)
-
-
-def _agent_id_header(turn: Turn, identity_token: str | None) -> str | None:
+    turn = turn_context if isinstance(turn_context, Turn) else read_turn(turn_context)
     return turn.blueprint_id or get_agent_id_from_token(identity_token) or get_application_name()
 
 
@@ -76,7 +75,7 @@ def build_request_headers(
     if auth_token:
         put(Headers.AUTHORIZATION, f"Bearer {auth_token}")
     put(Headers.USER_AGENT, _user_agent(orchestrator_name, distribution=distribution or TOOLING_DISTRIBUTION))
-    put(Headers.AGENT_ID, _agent_id_header(turn, identity_token or auth_token))
+    put(Headers.AGENT_ID, resolve_agent_id_header(turn, identity_token or auth_token))
     if turn.identity is not None:
         put(Headers.CHANNEL_ID, turn.identity.channel)
         put(Headers.SUBCHANNEL_ID, turn.identity.sub_channel)
