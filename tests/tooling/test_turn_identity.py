@@ -12,9 +12,11 @@ from microsoft_agents.hosting.core import TurnContext
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator
 from agents_a365.emulator.trace_tree import TraceRecorder
+from agents_a365.runtime import get_app_id_from_token, resolve_agent_identity
 from agents_a365.tooling import McpToolServerConfigurationService, configure_telemetry
 from agents_a365.tooling._turn import read_turn
 from agents_a365.tooling.extensibility import turn_identity
+from support.jwt import make_jwt
 from support.platform import production_config
 from support.turns import make_turn_context
 
@@ -104,3 +106,13 @@ async def test_each_api_call_reads_the_activity_once(emulator: Emulator, traced:
     [request] = emulator.chat_messages
     assert request["conversationId"] == "conversation-1"
     assert request["messageId"] == "activity-1"
+
+
+@pytest.mark.parametrize("agentic_app_id", [DEFAULT_AGENT_ID, None])
+def test_gateway_agent_id_is_runtimes_resolve_agent_identity(agentic_app_id: str | None) -> None:
+    # Discovery takes the gateway's agent id from the read turn, else from the token: the rule runtime's public
+    # resolve_agent_identity states (agentic instance id, else appid/azp).
+    turn = make_turn_context(agentic_app_id=agentic_app_id)
+    token = make_jwt(appid="app-from-token")
+    read = read_turn(turn).gateway_agent_id or get_app_id_from_token(token)
+    assert read == resolve_agent_identity(turn, token) == (agentic_app_id or "app-from-token")
