@@ -3,7 +3,7 @@
     uv run python scripts/bench/chat_history.py [--messages 10000] [--repeats 15]
 
 - ours (OpenAI extension): ``to_chat_history_messages(items)`` then the request body exactly as
-  ``send_chat_history`` builds it (``_chat_message_request`` + ``_serialize``: ``model_dump_json(by_alias=True)``);
+  ``send_chat_history`` builds it (``_request_body``: ``model_dump_json(by_alias=True)``);
 - Microsoft 2.0.0 (another process, same items): ``_convert_openai_messages_to_chat_history`` (what
   ``send_chat_history_messages`` calls), and conversion + their serialization
   (``json.dumps(ChatMessageRequest(...).model_dump(by_alias=True, mode="json"))``);
@@ -31,14 +31,15 @@ from _common import Samples, agent_id_for, emulator_process, header, make_turn, 
 from _ms_worker import make_openai_items
 from langchain_core.messages import AIMessage, HumanMessage
 
-from agents_a365.tooling._threat_protection import _chat_message_request, _serialize
+from agents_a365.tooling._threat_protection import _request_body
+from agents_a365.tooling._turn import read_turn
 from agents_a365.tooling.extensions.langchain import convert_messages
 from agents_a365.tooling.extensions.openai._conversion import to_chat_history_messages
 
 
 def serialize(turn: object, history: list) -> bytes:  # type: ignore[type-arg]
-    # The two lines of McpToolServerConfigurationService.send_chat_history that build the body.
-    return _serialize(_chat_message_request(turn, history))  # type: ignore[arg-type]
+    # What McpToolServerConfigurationService.send_chat_history does to build the body (the turn read once).
+    return _request_body(read_turn(turn), history)[0]  # type: ignore[arg-type]
 
 
 async def main() -> None:

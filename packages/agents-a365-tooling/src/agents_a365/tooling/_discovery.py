@@ -16,11 +16,7 @@ from collections.abc import Callable
 
 import httpx
 
-from agents_a365.runtime import (
-    AuthorizationLike,
-    TurnContextLike,
-    resolve_agent_identity,
-)
+from agents_a365.runtime import AuthorizationLike, get_app_id_from_token
 
 from ._bounded_http import ResponseTooLargeError, request_bounded
 from ._cache import AsyncTTLCache
@@ -34,7 +30,7 @@ from ._stepwise import Steps, json_value, mapped, run_cooperatively
 from ._telemetry_hooks import turn_attributes
 from ._tokens import Tokens, cached, strip_bearer, usable_token
 from ._tool_names import unique_server_steps
-from ._turn import TurnIdentity, TurnKey
+from ._turn import Turn, TurnKey
 from ._urls import path_segment, validate_server_name, validate_token_url
 from .errors import ToolServerDiscoveryError
 from .headers import build_request_headers
@@ -64,18 +60,17 @@ class Discovery(ServicePart):
 
     async def list_tool_servers(
         self,
-        turn_context: TurnContextLike,
+        turn: Turn,
         authorization: AuthorizationLike | None,
         auth_handler_name: str | None,
         auth_token: str | None = None,
         options: ToolOptions | None = None,
         agent_id: str | None = None,
-        identity: TurnIdentity | None = None,
     ) -> list[MCPServerConfig]:
-        """See :meth:`McpToolServerConfigurationService.list_tool_servers`."""
+        """See :meth:`McpToolServerConfigurationService.list_tool_servers` (``turn``: its turn, read once)."""
         manifest = self.configuration.use_tooling_manifest
         source = "manifest" if manifest else "gateway"
-        attributes = {"a365.discovery.source": source, **turn_attributes(turn_context)} if tracing() else None
+        attributes = {"a365.discovery.source": source, **turn_attributes(turn)} if tracing() else None
         with operation(
             "a365.tooling.discovery",
             attributes=attributes,
@@ -89,7 +84,7 @@ class Discovery(ServicePart):
                 auth_token = usable_token(auth_token)[0]
             headers = functools.partial(
                 build_request_headers,
-                turn_context,
+                turn,
                 orchestrator_name=options.orchestrator_name if options else None,
                 distribution=options.distribution if options else None,
             )
@@ -97,11 +92,12 @@ class Discovery(ServicePart):
                 listed = await self._from_manifest(auth_token, headers)
             else:
                 listed = await self._from_gateway(
-                    turn_context, authorization, auth_handler_name, auth_token, agent_id, headers
+                    turn, authorization, auth_handler_name, auth_token, agent_id, headers
                 )
             # Each server stamped with its headers and the turn's identity (what the extensions' turn guard
             # checks); the same URL under two names is one server, registered once. In steps: a gateway may
             # list thousands of servers, and other conversations share this loop.
+            identity = turn.guarded
             stamped = await run_cooperatively(
                 mapped(
                     listed,
@@ -135,7 +131,7 @@ class Discovery(ServicePart):
 
     async def _from_gateway(
         self,
-        turn_context: TurnContextLike,
+        turn: Turn,
         authorization: AuthorizationLike | None,
         auth_handler_name: str | None,
         auth_token: str | None,
@@ -143,19 +139,17 @@ class Discovery(ServicePart):
         headers: _Headers,
     ) -> list[_Listed]:
         platform_scope = self.configuration.mcp_platform_authentication_scope
-        key = TurnKey.of(turn_context)
-        exchange = functools.partial(
-            self.tokens.exchange, authorization, auth_handler_name, turn_context, key
-        )
+        exchange = functools.partial(self.tokens.exchange, authorization, auth_handler_name, turn)
         if auth_token is None:
             auth_token = await exchange(platform_scope, ("tooling gateway",))
-        agent_id = agent_id or resolve_agent_identity(turn_context, auth_token)
+        # The gateway's agent id: the agentic instance id, else the token's app id (appid, then azp).
+        agent_id = agent_id or turn.gateway_agent_id or get_app_id_from_token(auth_token)
         if not agent_id:
             raise ToolServerDiscoveryError(
                 "cannot resolve the agent identity: the activity is not agentic and the token "
                 "has no appid/azp claim"
             )
-        listed = await self._discover(auth_token, agent_id, key, headers)
+        listed = await self._discover(auth_token, agent_id, turn.key, headers)
 
         # One exchange per distinct V2 scope, all at once; V1 servers share the platform token.
         scopes = await run_cooperatively(

@@ -23,7 +23,7 @@ from ._bounded_http import ResponseTooLargeError
 from ._retry import RETRYABLE_STATUS, parse_retry_after
 from ._spans import NULL_SPAN, ToolCallSpan, _Live, enabled, identity_attributes, operation, tracing
 from ._telemetry import _tracer, instruments
-from ._turn import read_activity
+from ._turn import Turn
 from .errors import ChatHistorySendError
 
 __all__ = ["cache_lookup", "mcp_session_span", "rtp_attempt", "traced_mcp_listing", "traced_rtp_send"]
@@ -48,19 +48,19 @@ def traced_rtp_send(
     the send's duration and its outcome counted (delivered, or failed by cause)."""
 
     @functools.wraps(method)
-    async def send(self: Any, turn_context: Any, *args: Any, **kwargs: Any) -> OperationResult:
+    async def send(self: Any, turn: Turn, *args: Any, **kwargs: Any) -> OperationResult:
         span = operation(
             "a365.tooling.send_chat_history",
-            attributes=turn_attributes(turn_context) if tracing() else None,
+            attributes=turn_attributes(turn) if tracing() else None,
             histogram="rtp",
         )
         if span is NULL_SPAN:
-            return await method(self, turn_context, *args, **kwargs)
+            return await method(self, turn, *args, **kwargs)
         state = _Send(span)
         token = _CURRENT.set(state)
         try:
             with span:
-                result = await method(self, turn_context, *args, **kwargs)
+                result = await method(self, turn, *args, **kwargs)
                 _finish(state, result)
                 return result
         finally:
@@ -189,10 +189,9 @@ def traced_mcp_listing(function: _F) -> _F:
     return listing  # type: ignore[return-value]
 
 
-def turn_attributes(turn_context: Any) -> dict[str, Any]:
+def turn_attributes(turn: Turn) -> dict[str, Any]:
     """The turn's identity as span attributes (the names Microsoft's observability packages use)."""
-    activity = getattr(turn_context, "activity", None)
-    return {} if activity is None else identity_attributes(read_activity(activity))
+    return {} if turn.identity is None else identity_attributes(turn.identity)
 
 
 def cache_lookup(cache: str, *, hit: bool) -> None:

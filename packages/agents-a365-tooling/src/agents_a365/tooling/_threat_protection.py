@@ -13,13 +13,14 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
-from agents_a365.runtime import OperationError, OperationResult, TurnContextLike
+from agents_a365.runtime import OperationError, OperationResult
 
 from ._deprecation import check_options
 from ._part import ServicePart, Shared
 from ._redact import scrub
 from ._rtp_send import send_chat_history_request
 from ._telemetry_hooks import traced_rtp_send
+from ._turn import Turn
 from .constants import CHAT_HISTORY_PATH
 from .errors import ChatHistorySendError
 from .headers import build_request_headers
@@ -51,17 +52,17 @@ class ThreatProtection(ServicePart):
     @traced_rtp_send
     async def send_chat_history(
         self,
-        turn_context: TurnContextLike,
+        turn: Turn,
         chat_history_messages: Sequence[ChatHistoryMessage],
         options: ToolOptions | None = None,
     ) -> OperationResult:
-        """See :meth:`McpToolServerConfigurationService.send_chat_history`."""
+        """See :meth:`McpToolServerConfigurationService.send_chat_history` (``turn``: its turn, read once)."""
         check_options(options, ToolOptions)
-        body, record = _request_body(turn_context, chat_history_messages)
+        body, record = _request_body(turn, chat_history_messages)
         if self.closed:
             return _undelivered(record, "the service is closed")
         headers = build_request_headers(
-            turn_context,
+            turn,
             orchestrator_name=options.orchestrator_name if options else None,
             distribution=options.distribution if options else None,
         )
@@ -171,12 +172,10 @@ def _required_text(value: Any, message: str) -> str:
     return value
 
 
-def _request_body(
-    turn_context: TurnContextLike, messages: Sequence[ChatHistoryMessage]
-) -> tuple[bytes, tuple[str, str]]:
+def _request_body(turn: Turn, messages: Sequence[ChatHistoryMessage]) -> tuple[bytes, tuple[str, str]]:
     """The serialized request and its record (conversation id, message id). The models end here: a send
     waiting for a slot holds only bytes (fewer live objects for the garbage collector in a burst)."""
-    if turn_context is None:
+    if turn.context is None:
         raise ValueError("turn_context is required")
     if messages is None:
         raise ValueError("chat_history_messages is required")
@@ -184,15 +183,13 @@ def _request_body(
         raise TypeError(
             f"chat_history_messages must be a list of ChatHistoryMessage, got {type(messages).__name__}"
         )
-    activity = getattr(turn_context, "activity", None)
-    if activity is None:
+    if turn.identity is None:
         raise ValueError("turn_context.activity is required")
-    conversation = getattr(activity, "conversation", None)
     conversation_id = _required_text(
-        getattr(conversation, "id", None), "turn_context.activity.conversation.id is required"
+        turn.conversation_id, "turn_context.activity.conversation.id is required"
     )
-    message_id = _required_text(getattr(activity, "id", None), "turn_context.activity.id is required")
-    user_message = _required_text(getattr(activity, "text", None), "turn_context.activity.text is required")
+    message_id = _required_text(turn.message_id, "turn_context.activity.id is required")
+    user_message = _required_text(turn.text, "turn_context.activity.text is required")
     # Messages made with model_construct skip the UTC normalisation of validation: do it here.
     history = [
         m.model_copy(update={"timestamp": as_utc(m.timestamp)})

@@ -17,7 +17,6 @@ from agents_a365.runtime import (
     AgenticAuthenticationService,
     AuthorizationLike,
     InvalidTokenError,
-    TurnContextLike,
     validate_token,
 )
 
@@ -26,7 +25,7 @@ from ._part import ServicePart, Shared
 from ._redact import scrub
 from ._spans import operation, tracing
 from ._telemetry_hooks import cache_lookup
-from ._turn import TurnKey
+from ._turn import Turn
 from .errors import TokenAcquisitionError
 
 __all__ = ["Tokens", "cached", "strip_bearer", "usable_token"]
@@ -62,8 +61,7 @@ class Tokens(ServicePart):
         self,
         authorization: AuthorizationLike | None,
         auth_handler_name: str | None,
-        turn_context: TurnContextLike,
-        key: TurnKey | None,
+        turn: Turn,
         scope: str,
         servers: tuple[str, ...],
     ) -> str:
@@ -89,7 +87,7 @@ class Tokens(ServicePart):
                 try:
                     async with asyncio.timeout(timeout):
                         token = await AgenticAuthenticationService.get_agentic_user_token(
-                            authorization, auth_handler_name, turn_context, [scope]
+                            authorization, auth_handler_name, turn.context, [scope]
                         )
                 except TimeoutError as exc:
                     raise failure(f"did not answer within {timeout} s") from exc
@@ -104,6 +102,7 @@ class Tokens(ServicePart):
                     raise failure(f"returned an unusable token: {exc}") from exc
                 return token, exp - time.time() - max(self.configuration.token_expiry_skew, 0.0)
 
+            key = turn.key
             cache_key = None if key is None else ("token", key, auth_handler_name, scope)
             token, hit = await cached(self.cache, "token", cache_key, create)
             if hit:

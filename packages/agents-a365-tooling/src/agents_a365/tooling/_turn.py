@@ -1,13 +1,17 @@
-"""Who and where a turn is: the one reader of conversation, user, tenant, agent and channel."""
+"""The turn as read once: the one reader of a turn's activity (who, where, which agent ids, which message).
+
+Each API edge (``list_tool_servers``, ``send_chat_history``) reads its turn here once into a :class:`Turn`,
+and hands that value to the parts of the call: headers, caches, telemetry, the threat-protection body.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from agents_a365.runtime import TurnContextLike
 
-__all__ = ["TurnIdentity", "TurnKey", "channel_of", "read_activity", "turn_identity"]
+__all__ = ["Turn", "TurnIdentity", "TurnKey", "read_turn", "turn_identity"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +31,36 @@ class TurnIdentity:
     tenant_id: str | None = None
 
 
+class TurnKey(NamedTuple):
+    """Who a turn is for, as a cache key. Without a user id nothing is cached."""
+
+    tenant: str | None
+    agent: str | None
+    user: str
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A turn as read once at an API edge (:func:`read_turn`). ``identity`` is ``None`` without an activity.
+
+    Three agent ids, each for its use: ``identity.agent_id`` (the cache key and the turn guard: the agentic
+    instance id, else the recipient's ids), ``gateway_agent_id`` (the gateway path: the agentic instance id of
+    an agentic request only) and ``blueprint_id`` (``x-ms-agentid``: the sender's agentic app blueprint id).
+    """
+
+    # Handed to the caller's authorization for a token exchange; no part of ours reads its activity again.
+    context: Any = field(default=None, compare=False, repr=False)  # the TurnContext given (or None)
+    identity: TurnIdentity | None = None
+    key: TurnKey | None = None  # the caches' key: None without a user id (nothing is cached)
+    guarded: TurnIdentity | None = None  # what the turn guard compares: None when it names no one
+    gateway_agent_id: str | None = None
+    blueprint_id: str | None = None
+    # As the activity has them: the threat-protection record (checked there), and x-ms-correlation-id.
+    conversation_id: Any = None
+    message_id: Any = None
+    text: Any = None
+
+
 def _text(value: Any) -> str | None:
     if isinstance(value, str) and value.strip():
         return value.strip()
@@ -35,28 +69,6 @@ def _text(value: Any) -> str | None:
 
 def _first(*values: Any) -> str | None:
     return next(filter(None, map(_text, values)), None)
-
-
-def _agent_id(activity: Any) -> str | None:
-    try:
-        instance_id = activity.get_agentic_instance_id()
-    except Exception:  # no such method, or an activity that is not agentic refuses: fall back
-        instance_id = None
-    recipient = getattr(activity, "recipient", None)
-    return _first(instance_id, getattr(recipient, "agentic_app_id", None), getattr(recipient, "id", None))
-
-
-def channel_of(activity: Any) -> tuple[str | None, str | None]:
-    """``(channel, sub_channel)`` of an activity: ``"msteams:email"`` is ``("msteams", "email")``."""
-    channel_id = getattr(activity, "channel_id", None)
-    if channel_id is None:
-        return None, None
-    # hosting-core's ChannelId is a str subclass with .channel/.sub_channel.
-    channel = getattr(channel_id, "channel", None)
-    if channel is not None:
-        return _text(channel), _text(getattr(channel_id, "sub_channel", None))
-    head, _, tail = str(channel_id).partition(":")
-    return _text(head), _text(tail)
 
 
 _TENANT_HOLDERS = ("conversation", "recipient", "from_property")  # in this order of precedence
@@ -75,39 +87,50 @@ def turn_identity(turn_context: TurnContextLike) -> TurnIdentity:
     """The :class:`TurnIdentity` of a hosting-core ``TurnContext`` (absent values are ``None``)."""
     if turn_context is None:
         raise ValueError("turn_context is required")
-    activity = getattr(turn_context, "activity", None)
-    if activity is None:
+    identity = read_turn(turn_context).identity
+    if identity is None:
         raise ValueError("turn_context.activity is required")
-    return read_activity(activity)
+    return identity
 
 
-def read_activity(activity: Any) -> TurnIdentity:
-    """The one reader of a turn's identity; tenant precedence: conversation, recipient,
-    sender, then ``channel_data["tenant"]["id"]``."""
+def read_turn(turn_context: TurnContextLike | None) -> Turn:
+    """The :class:`Turn` of a context (of ``None``, or one without an activity: nothing read).
+
+    Tenant precedence: conversation, recipient, sender, then ``channel_data["tenant"]["id"]``; the identity's
+    agent: the agentic instance id, then the recipient's agentic app id, then its id.
+    """
+    activity = getattr(turn_context, "activity", None)  # the one read of the activity of an API call
+    if activity is None:
+        return Turn(context=turn_context)
     sender = getattr(activity, "from_property", None)
-    channel, sub_channel = channel_of(activity)
-    return TurnIdentity(
-        conversation_id=_text(getattr(getattr(activity, "conversation", None), "id", None)),
+    recipient = getattr(activity, "recipient", None)
+    conversation_id = getattr(getattr(activity, "conversation", None), "id", None)
+    try:
+        instance_id = activity.get_agentic_instance_id() if activity.is_agentic_request() else None
+    except Exception:  # no such methods, or a partial activity that refuses (no recipient): not agentic
+        instance_id = None
+    # "msteams:email" is ("msteams", "email"), as hosting-core's ChannelId (a str) splits it.
+    channel, _, sub_channel = str(getattr(activity, "channel_id", None) or "").partition(":")
+    blueprint = getattr(sender, "agentic_app_blueprint_id", None)
+    identity = TurnIdentity(
+        conversation_id=_text(conversation_id),
         user_id=_first(getattr(sender, "aad_object_id", None), getattr(sender, "id", None)),
-        agent_id=_agent_id(activity),
-        channel=channel,
-        sub_channel=sub_channel,
+        agent_id=_first(
+            instance_id, getattr(recipient, "agentic_app_id", None), getattr(recipient, "id", None)
+        ),
+        channel=_text(channel),
+        sub_channel=_text(sub_channel),
         tenant_id=_tenant_id(activity),
     )
-
-
-@dataclass(frozen=True, slots=True)
-class TurnKey:
-    """Who a turn is for, as a cache key. Without a user id nothing is cached."""
-
-    tenant: str | None
-    agent: str | None
-    user: str
-
-    @classmethod
-    def of(cls, turn_context: TurnContextLike | None) -> TurnKey | None:
-        activity = getattr(turn_context, "activity", None)
-        identity = read_activity(activity) if activity is not None else None
-        if identity is None or identity.user_id is None:
-            return None
-        return cls(tenant=identity.tenant_id, agent=identity.agent_id, user=identity.user_id)
+    user = identity.user_id
+    return Turn(
+        context=turn_context,
+        identity=identity,
+        key=None if user is None else TurnKey(tenant=identity.tenant_id, agent=identity.agent_id, user=user),
+        guarded=identity if identity.tenant_id or user or identity.agent_id else None,
+        gateway_agent_id=str(instance_id) if instance_id else None,
+        blueprint_id=blueprint if _text(blueprint) else None,
+        conversation_id=conversation_id,
+        message_id=getattr(activity, "id", None),
+        text=getattr(activity, "text", None),
+    )

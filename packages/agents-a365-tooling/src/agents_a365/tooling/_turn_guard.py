@@ -11,7 +11,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import Any
 
-from ._turn import TurnIdentity, read_activity
+from ._turn import TurnIdentity, read_turn
 from .errors import TurnMismatchError
 
 __all__ = ["check_turn", "enter_turn", "identity_of"]
@@ -28,11 +28,7 @@ def enter_turn(identity: TurnIdentity | None) -> None:
 def identity_of(context: Any) -> TurnIdentity | None:
     """The identity a run's context carries: a :class:`TurnIdentity`, or a ``TurnContext``'s activity (one that
     names no tenant, user or agent carries none)."""
-    if isinstance(context, TurnIdentity):
-        return context
-    activity = getattr(context, "activity", None)
-    identity = read_activity(activity) if activity is not None else None
-    return identity if identity is not None and any(_who(identity)) else None
+    return context if isinstance(context, TurnIdentity) else read_turn(context).guarded
 
 
 def _who(identity: TurnIdentity) -> tuple[str | None, str | None, str | None]:

@@ -9,7 +9,7 @@ from urllib.parse import quote
 from agents_a365.runtime import TurnContextLike, get_agent_id_from_token, get_application_name
 from agents_a365.runtime import get_user_agent_header as _user_agent
 
-from ._turn import channel_of
+from ._turn import Turn, read_turn
 from .constants import Headers
 
 __all__ = ["TOOLING_DISTRIBUTION", "build_request_headers", "clean_header_value", "resolve_agent_id_header"]
@@ -36,17 +36,16 @@ def clean_header_value(value: object) -> str:
     return quote(cleaned, safe=_PRINTABLE_ASCII, errors="surrogatepass")
 
 
-def resolve_agent_id_header(turn_context: TurnContextLike | None, identity_token: str | None) -> str | None:
+def resolve_agent_id_header(
+    turn_context: TurnContextLike | Turn | None, identity_token: str | None
+) -> str | None:
     """``x-ms-agentid``: the sender's agentic app blueprint id, then token claims, then the app name."""
-    sender = getattr(getattr(turn_context, "activity", None), "from_property", None)
-    blueprint = getattr(sender, "agentic_app_blueprint_id", None)
-    if isinstance(blueprint, str) and blueprint.strip():
-        return blueprint
-    return get_agent_id_from_token(identity_token) or get_application_name()
+    turn = turn_context if isinstance(turn_context, Turn) else read_turn(turn_context)
+    return turn.blueprint_id or get_agent_id_from_token(identity_token) or get_application_name()
 
 
 def build_request_headers(
-    turn_context: TurnContextLike | None,
+    turn_context: TurnContextLike | Turn | None,
     *,
     auth_token: str | None = None,
     identity_token: str | None = None,
@@ -62,8 +61,9 @@ def build_request_headers(
     ``User-Agent`` carries the version of ``distribution``, the sending package (default: tooling).
     Every value is stripped of control characters; empty values are left out.
     """
+    # The service's parts pass the turn their API edge read (a Turn); anyone else a TurnContext, read here.
+    turn = turn_context if isinstance(turn_context, Turn) else read_turn(turn_context)
     headers: dict[str, str] = {}
-    activity = getattr(turn_context, "activity", None)
 
     def put(name: str, value: object) -> None:
         if value is None:
@@ -75,11 +75,11 @@ def build_request_headers(
     if auth_token:
         put(Headers.AUTHORIZATION, f"Bearer {auth_token}")
     put(Headers.USER_AGENT, _user_agent(orchestrator_name, distribution=distribution or TOOLING_DISTRIBUTION))
-    put(Headers.AGENT_ID, resolve_agent_id_header(turn_context, identity_token or auth_token))
-    channel, sub_channel = (None, None) if activity is None else channel_of(activity)
-    put(Headers.CHANNEL_ID, channel)
-    put(Headers.SUBCHANNEL_ID, sub_channel)
+    put(Headers.AGENT_ID, resolve_agent_id_header(turn, identity_token or auth_token))
+    if turn.identity is not None:
+        put(Headers.CHANNEL_ID, turn.identity.channel)
+        put(Headers.SUBCHANNEL_ID, turn.identity.sub_channel)
     if correlation_id:
-        put(Headers.CORRELATION_ID, getattr(activity, "id", None))
+        put(Headers.CORRELATION_ID, turn.message_id)
         headers.setdefault(Headers.CORRELATION_ID, str(uuid.uuid4()))  # no id, or one cleaned to nothing
     return headers

@@ -26,7 +26,8 @@ from ._sessions import McpSessionPool
 from ._telemetry_hooks import traced_mcp_listing
 from ._threat_protection import ThreatProtection
 from ._transport import core_client
-from ._turn_guard import enter_turn, identity_of
+from ._turn import read_turn
+from ._turn_guard import enter_turn
 from ._urls import validate_token_url
 from .configuration import ToolingConfiguration
 from .mcp_http import shared_ssl_context
@@ -211,9 +212,9 @@ class McpToolServerConfigurationService:
                 "turn_context is required (with Microsoft's list_tool_servers(agentic_app_id, auth_token) "
                 "form, add turn_context=context, authorization=auth, auth_handler_name=...)"
             )
-        identity = identity_of(given["turn_context"])
-        servers = await self._discovery.list_tool_servers(**given, agent_id=app_id, identity=identity)
-        enter_turn(identity)
+        turn = read_turn(given.pop("turn_context"))  # the one read of the turn: its parts get this value
+        servers = await self._discovery.list_tool_servers(turn, **given, agent_id=app_id)
+        enter_turn(turn.guarded)
         return servers
 
     # -- MCP -------------------------------------------------------------------------------
@@ -289,7 +290,8 @@ class McpToolServerConfigurationService:
         ``message_id``); only bad arguments raise ``ValueError`` (missing values) or ``TypeError``
         (wrong types).
         """
-        return await self._threat_protection.send_chat_history(turn_context, chat_history_messages, options)
+        turn = read_turn(turn_context)  # the one read of the turn: its parts get this value
+        return await self._threat_protection.send_chat_history(turn, chat_history_messages, options)
 
 
 @traced_mcp_listing
