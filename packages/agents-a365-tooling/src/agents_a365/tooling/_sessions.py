@@ -3,18 +3,14 @@
 :class:`McpSessionPool` keeps official ``mcp`` ``ClientSession`` objects (over :func:`mcp_http_client_factory`)
 per server URL and request headers, so per user token. Calls run concurrently on one session.
 
-Each session lives in a holder task (``_session.py``), never in a caller's. A session is closed when
-
-* it has not been used for ``idle_timeout`` seconds (``0``: closed as soon as its call returns),
-* its bearer token expires (``exp`` minus ``token_expiry_skew``, on the pool's clock),
-* more than ``max_sessions`` are open (the least recently used idle one goes),
-* :meth:`McpSessionPool.aclose` is called,
-
-but only once its last user has returned (reference counting): a call that holds a session, or has been
-handed one, is never broken by its closing; later callers get a fresh session. A session the server
-forgot (HTTP 404 on its ``mcp-session-id``: the spec says the client starts a new one) or that ended
-before the request was sent is re-initialised once; then the call fails with
-:class:`~agents_a365.tooling.McpServerConnectionError`. No anyio/mcp/httpx exception reaches a caller.
+Each session lives in a holder task (``_session.py``), never in a caller's. A session is closed when it
+has not been used for ``idle_timeout`` seconds (``0``: as soon as its call returns), when its bearer token
+expires (``exp`` minus ``token_expiry_skew``, on the pool's clock), when more than ``max_sessions`` are open
+(the least recently used idle one goes) or by :meth:`McpSessionPool.aclose`, but only once its last user
+has returned (reference counting): a call that holds a session, or has been handed one, is never broken
+by its closing. A session the server forgot (HTTP 404 on its ``mcp-session-id``: the spec says the client
+starts a new one) or that ended before the request was sent is re-initialised once; then the call fails
+with :class:`~agents_a365.tooling.McpServerConnectionError`. No anyio/mcp/httpx exception reaches a caller.
 """
 
 from __future__ import annotations
@@ -214,7 +210,8 @@ class McpSessionPool:
             if request.cancelled():  # the session ended under the request: sent or not, we cannot tell
                 if idempotent and not entry.failure:
                     raise SessionGone("the session ended during the request")
-                raise failed(server, entry.failure or entry.ended or "the session ended during the request")
+                ended = f" ({entry.ended})" if entry.ended else ""
+                raise failed(server, entry.failure or f"the session ended during the request{ended}")
             exc = request.exception()
             if exc is None:
                 return request.result()
