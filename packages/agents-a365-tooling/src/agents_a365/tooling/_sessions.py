@@ -1,16 +1,15 @@
 """MCP sessions held open and shared: the one session holder of the core and both extensions.
 
 :class:`McpSessionPool` keeps official ``mcp`` ``ClientSession`` objects (over :func:`mcp_http_client_factory`)
-per server URL and request headers, so per user token. Calls run concurrently on one session.
-
-Each session lives in a holder task (``_session.py``), never in a caller's. A session is closed when it
-has not been used for ``idle_timeout`` seconds (``0``: as soon as its call returns), when its bearer token
-expires (``exp`` minus ``token_expiry_skew``, on the pool's clock), when more than ``max_sessions`` are open
-(the least recently used idle one goes) or by :meth:`McpSessionPool.aclose`, but only once its last user
-has returned (reference counting): a call that holds a session, or has been handed one, is never broken
-by its closing. A session the server forgot (HTTP 404 on its ``mcp-session-id``: the spec says the client
-starts a new one) or that ended before the request was sent is re-initialised once; then the call fails
-with :class:`~agents_a365.tooling.McpServerConnectionError`. No anyio/mcp/httpx exception reaches a caller.
+per server URL and request headers, so per user token; calls run concurrently on one session. Each session
+lives in a holder task (``_session.py``), never in a caller's, and closes when idle for ``idle_timeout``
+seconds (``0``: as soon as its call returns), when its bearer token expires (``exp`` minus
+``token_expiry_skew``, on the pool's clock), when over ``max_sessions`` (the least recently used idle one
+goes) or on :meth:`McpSessionPool.aclose`, but only once its last user has returned (reference counting):
+closing never breaks a call that holds a session or has been handed one. A session the server forgot (HTTP
+404 on its ``mcp-session-id``: the spec says the client starts a new one) or that ended before the request
+was sent is re-initialised once; then the call fails with :class:`~agents_a365.tooling.McpServerConnectionError`.
+No anyio/mcp/httpx exception reaches a caller.
 """
 
 from __future__ import annotations
@@ -30,11 +29,7 @@ from ._mcp_pages import MAX_LIST_PAGES, SessionGone, list_tool_pages
 from ._redact import describe_error
 from ._session import Key, Session, token_lifetime
 from .errors import McpServerConnectionError
-from .mcp_http import (
-    DEFAULT_MAX_MCP_RESPONSE_BYTES,
-    McpResponseTooLarge,
-    SharedTransport,
-)
+from .mcp_http import DEFAULT_MAX_MCP_RESPONSE_BYTES, McpResponseTooLarge, SharedTransport
 from .models import MCPServerConfig
 
 __all__ = ["MAX_LIST_PAGES", "McpSessionPool"]
@@ -95,6 +90,7 @@ class McpSessionPool:
         self._timer: asyncio.TimerHandle | None = None
         self._shared_transport: Any = None
         self._closed = False
+        self._due, self._due_idle = -math.inf, self.idle_timeout  # when prune() next has work, for which idle
         self.opened = 0  # sessions opened so far
 
     def __len__(self) -> int:
@@ -248,8 +244,12 @@ class McpSessionPool:
             now = self._clock()
             entry = Session(key, now, now + token_lifetime(dict(server.headers), self.token_expiry_skew))
             self._entries[key] = entry
+            self._due = min(self._due, entry.expires_at)
+            # One connection pool under every session (each request carries its own session's headers).
+            self._shared_transport = self._shared_transport or SharedTransport()
             holder = asyncio.get_running_loop().create_task(
-                entry.hold(server, self, self._transport()), name=f"{self._name}-{server.mcp_server_name}"
+                entry.hold(server, self, self._shared_transport),
+                name=f"{self._name}-{server.mcp_server_name}",
             )
             entry.holder = holder
             self._holders.add(holder)
@@ -260,6 +260,8 @@ class McpSessionPool:
     def _release(self, entry: Session) -> None:
         entry.users -= 1
         entry.last_used = self._clock()
+        if entry.users == 0:
+            self._due = min(self._due, entry.last_used + self.idle_timeout)
         if entry.users == 0 and (entry.retired or self.idle_timeout <= 0 or self.max_sessions == 0):
             self._retire(entry)
         while len(self._entries) > self.max_sessions and self._evict_one():
@@ -277,19 +279,25 @@ class McpSessionPool:
 
     def _evict_one(self) -> bool:
         idle = [e for e in self._entries.values() if e.users == 0]
-        if idle:
-            self._retire(min(idle, key=lambda e: e.last_used))
+        for entry in sorted(idle, key=lambda e: e.last_used)[:1]:  # the least recently used idle one
+            self._retire(entry)
         return bool(idle)
 
     def prune(self) -> None:
         """Retire the sessions idle for ``idle_timeout`` and those whose token expired."""
         now = self._clock()
+        if now < self._due and self.idle_timeout == self._due_idle:
+            return  # nothing is due yet: every request would otherwise scan every session
+        self._due, self._due_idle = math.inf, self.idle_timeout
         for entry in list(self._entries.values()):
-            if entry.expires_at <= now or (entry.users == 0 and now - entry.last_used >= self.idle_timeout):
+            idle_at = entry.last_used + self.idle_timeout if entry.users == 0 else math.inf
+            if entry.expires_at <= now or idle_at <= now:
                 logger.debug(
                     "retiring a pooled MCP session (%s)", "token" if entry.expires_at <= now else "idle"
                 )
                 self._retire(entry)
+            else:
+                self._due = min(self._due, entry.expires_at, idle_at)
 
     def _arm_timer(self) -> None:
         # One timer at a time for the idle timeout: sessions close even when no call comes.
@@ -303,18 +311,11 @@ class McpSessionPool:
 
         self._timer = asyncio.get_running_loop().call_later(max(self.idle_timeout, 0.001), fire)
 
-    def _transport(self) -> Any:
-        # One connection pool under every session (each request carries its own session's headers).
-        if self._shared_transport is None:
-            self._shared_transport = SharedTransport()
-        return self._shared_transport
-
     async def aclose(self) -> None:
         """Refuse new calls and close every session once its calls return (then, past 5 s, cancel them)."""
-        self._closed = True
+        self._closed = True  # no timer is armed again
         if self._timer is not None:
             self._timer.cancel()
-            self._timer = None
         for entry in list(self._entries.values()):
             self._retire(entry)
             if not entry.ready.done() and entry.holder is not None:
@@ -323,8 +324,7 @@ class McpSessionPool:
             _, pending = await asyncio.wait(list(self._holders), timeout=_CLOSE_TIMEOUT)
             for holder in pending:
                 holder.cancel()
-            if pending:
-                await asyncio.wait(pending)
+            await asyncio.gather(*pending, return_exceptions=True)
         transport, self._shared_transport = self._shared_transport, None
         if transport is not None:
             await transport.close()
