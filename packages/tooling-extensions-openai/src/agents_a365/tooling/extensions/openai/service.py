@@ -63,7 +63,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
         # The task that registered them: an earlier turn's servers are closed once it is over (see _retire).
         self._open: dict[int, tuple[Agent[Any], McpServerConnections, asyncio.Task[Any] | None]] = {}
         # Every connection set registered (connected_agent blocks included), for cleanup_all_servers; held
-        # weakly: closing only marks servers closed, so one nobody holds any more needs no closing.
+        # weakly: each is held by self._open, a retiring task or its block until it is closed.
         self._live: weakref.WeakSet[McpServerConnections] = weakref.WeakSet()
 
     def __repr__(self) -> str:
@@ -77,9 +77,9 @@ class McpToolRegistrationService(ExtensionServiceBase):
 
     async def cleanup_all_servers(self) -> None:
         """Close every MCP server this service connected (Microsoft's name); the service stays usable."""
-        self._open.clear()
-        for connections in list(self._live):  # those of self._open too
+        for connections in list(self._live):  # those of self._open too (it holds them: clear it after)
             connections.close()
+        self._open.clear()
 
     @staticmethod
     def _retire(connections: McpServerConnections, owner: asyncio.Task[Any] | None) -> None:
