@@ -203,23 +203,20 @@ class McpToolRegistrationService(ExtensionServiceBase):
         )
         known = [url for url in map(server_url, existing) if url is not None]
         configs = unique_servers(discovered, known)  # a server already on the agent is not added again
-        if not configs:
-            logger.info("no new MCP servers to add (%d discovered)", len(discovered))
-            return agent.clone(mcp_servers=existing), None
         # Listed by the core (cached per server and token: a warm turn makes no request) on the pooled
         # sessions the calls then use.
         listed, skipped = await list_servers(
             self.configuration_service.list_mcp_tools, configs, skip_unreachable=skip_unreachable
         )
-        tool_cache = self.configuration_service.tool_definitions
         servers = build_servers(
             listed,
             own_tools=agent.tools,
             pool=self.configuration_service.session_pool,
             options=options,
-            tool_cache=tool_cache,
+            tool_cache=self.configuration_service.tool_definitions,
         )
         if not servers:
+            logger.info("no new MCP servers to add (%d discovered)", len(discovered))
             return agent.clone(mcp_servers=existing), None
         connections = McpServerConnections(servers, skipped)
         self._live.add(connections)
