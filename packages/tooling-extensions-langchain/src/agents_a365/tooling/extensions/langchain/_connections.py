@@ -30,14 +30,13 @@ from agents_a365.tooling.extensibility import (
     McpSessionPool,
     TurnIdentity,
     check_turn,
-    list_servers,
     scrubbed,
     tool_call_span,
 )
 
-from ._toolset import A365_SERVER, McpToolset
+from ._toolset import A365_SERVER
 
-__all__ = ["TurnScope", "load_tools"]
+__all__ = ["TurnScope", "to_langchain"]
 
 _CONVERT_BATCH = 100  # tools converted between two yields to the event loop
 
@@ -131,16 +130,15 @@ def _intercepted(cache: ToolDefinitionCache, server: MCPServerConfig) -> ToolCal
 async def to_langchain(
     definitions: Sequence[McpTool],
     server: MCPServerConfig,
-    cache: ToolDefinitionCache,
-    pool: McpSessionPool,
+    core: McpToolServerConfigurationService,
     *,
     scope: TurnScope | None,
 ) -> list[BaseTool]:
     """What ``load_mcp_tools`` builds from the listed tools (same names, schemas and metadata, no name
-    prefix, MCP execution errors returned to the model), calling through ``pool``, plus cache
-    invalidation. Converted in batches: thousands of tools never hold the event loop in one step."""
-    session = cast(ClientSession, _PoolSession(pool, server, definitions, scope))
-    interceptors = [_intercepted(cache, server)]
+    prefix, MCP execution errors returned to the model), calling through the core's session pool, plus
+    cache invalidation. Converted in batches: thousands of tools never hold the event loop in one step."""
+    session = cast(ClientSession, _PoolSession(core.session_pool, server, definitions, scope))
+    interceptors = [_intercepted(core.tool_definitions, server)]
     tools: list[BaseTool] = []
     for start in range(0, len(definitions), _CONVERT_BATCH):
         if start:
@@ -159,20 +157,3 @@ async def to_langchain(
     for tool in tools:  # what add_tool_servers_to_agent replaces in a later turn
         tool.metadata = {**(tool.metadata or {}), A365_SERVER: server.mcp_server_name}
     return tools
-
-
-async def load_tools(
-    core: McpToolServerConfigurationService,
-    servers: Sequence[MCPServerConfig],
-    *,
-    skip_unreachable: bool = False,
-    scope: TurnScope | None = None,
-) -> McpToolset:
-    """Each server's tools, calling through the core's session pool: listed concurrently by the core
-    (cached definitions cost no MCP request), a server that cannot be listed raised or skipped."""
-    listed, _ = await list_servers(core.list_mcp_tools, servers, skip_unreachable=skip_unreachable)
-    tools_by_server = {}
-    for server, definitions in listed:
-        tools = await to_langchain(definitions, server, core.tool_definitions, core.session_pool, scope=scope)
-        tools_by_server[server.mcp_server_name] = tools
-    return McpToolset([server for server, _ in listed], tools_by_server)

@@ -12,9 +12,9 @@ from langchain_core.tools import BaseTool
 
 from agents_a365.runtime import AuthorizationLike, TurnContextLike
 from agents_a365.tooling import ToolOptions
-from agents_a365.tooling.extensibility import McpSessionPool, renamed_kwargs
+from agents_a365.tooling.extensibility import McpSessionPool, list_servers, renamed_kwargs
 
-from ._connections import TurnScope, load_tools
+from ._connections import TurnScope, to_langchain
 from ._history_sends import ChatHistorySends, StateGraphLike
 from ._toolset import AgentFactory, McpToolset
 
@@ -122,7 +122,13 @@ class McpToolRegistrationService(ChatHistorySends):
         servers = await core.list_tool_servers(
             turn_context, authorization, auth_handler_name, auth_token, options=self.tool_options(options)
         )
-        return await load_tools(core, servers, skip_unreachable=skip_unreachable, scope=scope)
+        # Listed concurrently by the core (cached definitions cost no MCP request) on the pooled sessions.
+        listed, _ = await list_servers(core.list_mcp_tools, servers, skip_unreachable=skip_unreachable)
+        tools = {
+            server.mcp_server_name: await to_langchain(definitions, server, core, scope=scope)
+            for server, definitions in listed
+        }
+        return McpToolset([server for server, _ in listed], tools)
 
     @renamed_kwargs(tool_options="options")
     async def get_mcp_tools(
