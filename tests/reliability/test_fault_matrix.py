@@ -196,6 +196,20 @@ async def test_one_mcp_server_failing_is_a_typed_error_naming_it(
 
 
 @pytest.mark.parametrize("extension", ["langchain", "openai"])
+async def test_every_failing_mcp_server_is_named_in_the_one_error(
+    emu: Emulator, guard: Guard, turn: TurnContext, extension: str
+) -> None:
+    emu.faults.set("mcp", Fault(status=503))  # mail and calendar both
+    with elapsed_at_most(WITHIN), guard.raises(McpServerConnectionError) as caught:
+        await _open_turn(extension, emu, turn)
+    error = caught[0]
+    assert isinstance(error, McpServerConnectionError)
+    other = ({"mail", "calendar"} - {error.server_name}).pop()
+    assert f"{error.server_name!r}" in str(error)
+    assert f"(also failed: {other!r})" in str(error)
+
+
+@pytest.mark.parametrize("extension", ["langchain", "openai"])
 @pytest.mark.parametrize("case", list(MCP_FAULTS))
 async def test_skip_unreachable_keeps_the_other_servers_and_warns_naming_the_failed_one(
     emu: Emulator,

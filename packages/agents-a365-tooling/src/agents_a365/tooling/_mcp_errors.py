@@ -1,8 +1,12 @@
-"""What the session pool tells its callers about a failed MCP request, and the check of a tool's structured
-result (mcp's ``ClientSession.call_tool`` does it after listing the tools; we hold the definitions)."""
+"""What the session pool tells its callers about a failed MCP request, the check of a tool's structured
+result (mcp's ``ClientSession.call_tool`` does it after listing the tools; we hold the definitions), and the
+one rule of both extensions for servers that cannot be listed at registration (``list_servers``)."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from mcp import types
@@ -11,7 +15,9 @@ from ._redact import McpErrorType, describe_error, scrub
 from .errors import McpServerConnectionError
 from .models import MCPServerConfig
 
-__all__ = ["check_structured", "describe", "error_code", "failed", "leaf"]
+__all__ = ["check_structured", "describe", "error_code", "failed", "leaf", "list_servers"]
+
+logger = logging.getLogger(__name__)
 
 
 def failed(server: MCPServerConfig, text: str) -> McpServerConnectionError:
@@ -72,3 +78,41 @@ def check_structured(
             server_name=server.mcp_server_name,
             url=server.url,
         )
+
+
+async def list_servers(
+    list_tools: Callable[[MCPServerConfig], Awaitable[list[types.Tool]]],
+    servers: Sequence[MCPServerConfig],
+    *,
+    skip_unreachable: bool = False,
+) -> tuple[list[tuple[MCPServerConfig, list[types.Tool]]], list[McpServerConnectionError]]:
+    """Every server's tools, listed concurrently by ``list_tools`` (the tooling service's ``list_mcp_tools``:
+    cached per server and token, within ``request_timeout``).
+
+    Returns the servers listed with their tools and, with ``skip_unreachable``, one error per server left
+    out, each logged as a WARNING ("skipping MCP server …"); without it the first failure raises
+    ``McpServerConnectionError``, naming the others. Cancelling the caller cancels every listing.
+    """
+    outcomes = await asyncio.gather(*(list_tools(s) for s in servers), return_exceptions=True)
+    listed: list[tuple[MCPServerConfig, list[types.Tool]]] = []
+    failures: list[McpServerConnectionError] = []
+    for server, outcome in zip(servers, outcomes, strict=True):
+        if not isinstance(outcome, BaseException):
+            listed.append((server, outcome))
+        elif isinstance(outcome, McpServerConnectionError):  # the core's: names the server and says why
+            failures.append(outcome)
+        elif isinstance(outcome, Exception):
+            failures.append(failed(server, describe(outcome)))
+        else:
+            raise outcome  # a cancellation of a listing is ours
+    if failures and not skip_unreachable:
+        first = failures[0]
+        if len(failures) > 1:
+            others = ", ".join(repr(f.server_name) for f in failures[1:])
+            raise McpServerConnectionError(
+                f"{first} (also failed: {others})", server_name=first.server_name, url=first.url
+            ) from first.__cause__
+        raise first
+    for failure in failures:
+        logger.warning("skipping MCP server %r: %s", failure.server_name, failure)
+    return listed, failures

@@ -18,6 +18,7 @@ from ._history import (
     join_parts,
     sendable,
 )
+from ._mcp_errors import list_servers
 from ._redact import describe_error, redact_headers, scrub, scrubbed
 from ._sessions import MAX_LIST_PAGES, McpSessionPool
 from ._spans import ToolCallSpan, tool_call_span
@@ -48,6 +49,7 @@ __all__ = [
     "identity_of",
     "join_parts",
     "keyword_aliases",
+    "list_servers",
     "mcp_http_client_factory",
     "mcp_session_span",
     "normalize_url",

@@ -1,4 +1,5 @@
-"""A turn's MCP tools as LangChain tools, every call through the tooling service's session pool.
+"""A turn's MCP tools as LangChain tools, every call through the tooling service's session pool, traced
+(one GenAI ``execute_tool`` span per call; the core's pool opens each MCP session in an ``initialize`` span).
 
 Sessions are the pool's (:class:`~agents_a365.tooling.extensibility.McpSessionPool`, per server URL and
 request headers, so per user token): opened by a listing or a first call, reused across calls and turns
@@ -14,9 +15,8 @@ entry is invalidated so that the next turn lists it again.
 from __future__ import annotations
 
 import asyncio
-import logging
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any, NamedTuple, cast
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, cast
 
 from langchain_core.tools import BaseTool
 from langchain_mcp_adapters.interceptors import MCPToolCallRequest, MCPToolCallResult, ToolCallInterceptor
@@ -25,15 +25,18 @@ from mcp import ClientSession
 from mcp.types import CallToolResult
 from mcp.types import Tool as McpTool
 
-from agents_a365.tooling import MCPServerConfig, McpServerConnectionError, ToolDefinitionCache
-from agents_a365.tooling.extensibility import McpSessionPool, check_turn, scrubbed
+from agents_a365.tooling import MCPServerConfig, McpToolServerConfigurationService, ToolDefinitionCache
+from agents_a365.tooling.extensibility import (
+    McpSessionPool,
+    TurnIdentity,
+    check_turn,
+    scrubbed,
+    tool_call_span,
+)
 
-from ._telemetry import traced_tool_calls
 from ._toolset import A365_SERVER
 
-__all__ = ["Connected", "TurnScope", "load_tools"]
-
-logger = logging.getLogger(__name__)
+__all__ = ["TurnScope", "to_langchain"]
 
 _CONVERT_BATCH = 100  # tools converted between two yields to the event loop
 
@@ -87,73 +90,55 @@ class _PoolSession:
         )
 
 
-def connection_error(server: MCPServerConfig, exc: BaseException) -> McpServerConnectionError:
-    if isinstance(exc, McpServerConnectionError):  # the core's: names the server and why, no token
-        return exc
-    return McpServerConnectionError(
-        f"MCP server {server.mcp_server_name!r} at {server.url} failed: {type(exc).__name__}",
-        server_name=server.mcp_server_name,
-        url=server.url,
-    )
+def _intercepted(cache: ToolDefinitionCache, server: MCPServerConfig) -> ToolCallInterceptor:
+    """The interceptor of every call of ``server``'s tools: refuses, before anything is sent, a turn of
+    another identity than the server's; records a GenAI ``execute_tool`` span (no-op without telemetry);
+    when the call itself fails forgets the server's cached definitions and scrubs token-shaped text out of
+    the failure.
 
-
-def _invalidating(cache: ToolDefinitionCache, server: MCPServerConfig) -> ToolCallInterceptor:
-    """An interceptor that forgets the server's cached definitions when a call fails, and scrubs
-    token-shaped text out of the failure.
-
-    Only failures of the call itself (connecting, transport, protocol errors, timeouts) get here;
-    a tool's own error result (``isError``) is converted after the interceptors and keeps the entry.
+    Only failures of the call itself (connecting, transport, protocol errors, timeouts) invalidate; a
+    tool's own error result (``isError``) is converted after the interceptors and keeps the entry.
     """
+    name = server.mcp_server_name
 
-    async def invalidate_on_failure(
+    async def intercept(
         request: MCPToolCallRequest, handler: Callable[[MCPToolCallRequest], Awaitable[MCPToolCallResult]]
     ) -> MCPToolCallResult:
-        try:
-            result: MCPToolCallResult = await handler(request)
-        except Exception as exc:
-            cache.invalidate(server.url, server.headers)
-            clean = scrubbed(exc)
-            if clean is exc:
-                raise
-        else:
-            return result
-        # A server may echo the bearer token in its error: raised outside the handler, so the
-        # original (with the server's text) is neither cause nor context.
-        raise clean
+        runtime = request.runtime
+        context = getattr(runtime, "context", None)
+        check_turn(server.identity, context, what=f"MCP server {name!r}")
+        turn = context if isinstance(context, TurnIdentity) else None
+        call_id = getattr(runtime, "tool_call_id", None)
+        with tool_call_span(name, request.name, call_id, arguments=request.args, turn=turn) as span:
+            try:
+                result: MCPToolCallResult = await handler(request)
+            except Exception as exc:
+                cache.invalidate(server.url, server.headers)
+                clean = scrubbed(exc)
+                if clean is exc:
+                    raise
+            else:
+                span.record_result(result)
+                return result
+            # A server may echo the bearer token in its error: raised outside the handler, so the
+            # original (with the server's text) is neither cause nor context.
+            raise clean
 
-    return invalidate_on_failure
-
-
-def _turn_guard(server: MCPServerConfig) -> ToolCallInterceptor:
-    """Refuses the call, before anything is sent, in a turn of another identity than the server's."""
-
-    async def guard(
-        request: MCPToolCallRequest, handler: Callable[[MCPToolCallRequest], Awaitable[MCPToolCallResult]]
-    ) -> MCPToolCallResult:
-        context = getattr(request.runtime, "context", None)
-        check_turn(server.identity, context, what=f"MCP server {server.mcp_server_name!r}")
-        return await handler(request)
-
-    return guard
+    return intercept
 
 
 async def to_langchain(
     definitions: Sequence[McpTool],
     server: MCPServerConfig,
-    cache: ToolDefinitionCache,
-    pool: McpSessionPool,
+    core: McpToolServerConfigurationService,
     *,
     scope: TurnScope | None,
 ) -> list[BaseTool]:
     """What ``load_mcp_tools`` builds from the listed tools (same names, schemas and metadata, no name
-    prefix, MCP execution errors returned to the model), calling through ``pool``, plus cache
-    invalidation. Converted in batches: thousands of tools never hold the event loop in one step."""
-    session = cast(ClientSession, _PoolSession(pool, server, definitions, scope))
-    interceptors = [
-        _turn_guard(server),
-        traced_tool_calls(server.mcp_server_name),
-        _invalidating(cache, server),
-    ]
+    prefix, MCP execution errors returned to the model), calling through the core's session pool, plus
+    cache invalidation. Converted in batches: thousands of tools never hold the event loop in one step."""
+    session = cast(ClientSession, _PoolSession(core.session_pool, server, definitions, scope))
+    interceptors = [_intercepted(core.tool_definitions, server)]
     tools: list[BaseTool] = []
     for start in range(0, len(definitions), _CONVERT_BATCH):
         if start:
@@ -172,80 +157,3 @@ async def to_langchain(
     for tool in tools:  # what add_tool_servers_to_agent replaces in a later turn
         tool.metadata = {**(tool.metadata or {}), A365_SERVER: server.mcp_server_name}
     return tools
-
-
-class Connected(NamedTuple):
-    """The servers that connected and their tools; ``skipped`` lists the ones left out."""
-
-    servers: list[MCPServerConfig]
-    tools_by_server: dict[str, list[BaseTool]]
-    skipped: list[McpServerConnectionError]
-
-
-def _outcome(
-    servers: Sequence[MCPServerConfig],
-    results: dict[str, asyncio.Task[list[BaseTool]]],
-    timeout: float,
-    skip_unreachable: bool,
-) -> Connected:
-    """Raise for the first failed server (naming the others), or skip them with a warning."""
-    failures: list[McpServerConnectionError] = []
-    for server in servers:
-        task = results[server.mcp_server_name]
-        if not task.done() or task.cancelled():
-            failures.append(connection_error(server, TimeoutError(f"no answer within {timeout} s")))
-            continue
-        exc = task.exception()
-        if exc is not None:
-            failures.append(connection_error(server, exc))
-    if failures and not skip_unreachable:
-        first = failures[0]
-        if len(failures) > 1:
-            others = ", ".join(repr(f.server_name) for f in failures[1:])
-            error = McpServerConnectionError(
-                f"{first} (also failed: {others})", server_name=first.server_name, url=first.url
-            )
-            raise error from None
-        raise first from None
-    failed = {f.server_name for f in failures}
-    for failure in failures:
-        logger.warning("skipping MCP server %r: %s", failure.server_name, failure)
-    ok = [s for s in servers if s.mcp_server_name not in failed]
-    return Connected(ok, {s.mcp_server_name: results[s.mcp_server_name].result() for s in ok}, failures)
-
-
-async def load_tools(
-    servers: Sequence[MCPServerConfig],
-    cache: ToolDefinitionCache,
-    pool: McpSessionPool,
-    list_tools: Callable[[MCPServerConfig], Awaitable[Iterable[McpTool]]],
-    *,
-    timeout: float,
-    skip_unreachable: bool = False,
-    scope: TurnScope | None = None,
-) -> Connected:
-    """Each server's tools, calling through ``pool``: cached definitions cost no MCP request, the others
-    are listed concurrently by ``list_tools`` within ``timeout`` (and cached)."""
-
-    async def server_tools(server: MCPServerConfig) -> list[BaseTool]:
-        definitions = cache.get(server.url, server.headers)
-        if definitions is None:
-            definitions = tuple(await list_tools(server))
-            logger.debug("MCP server %r listed: %d tool(s)", server.mcp_server_name, len(definitions))
-        return await to_langchain(definitions, server, cache, pool, scope=scope)
-
-    results = {
-        s.mcp_server_name: asyncio.create_task(server_tools(s), name=f"a365-mcp-list-{s.mcp_server_name}")
-        for s in servers
-    }
-    try:
-        if results:
-            await asyncio.wait(results.values(), timeout=timeout)
-        return _outcome(servers, results, timeout, skip_unreachable)
-    finally:
-        # Listings still running past the deadline (or when we are cancelled) are abandoned.
-        pending = [task for task in results.values() if not task.done()]
-        for task in pending:
-            task.cancel()
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)

@@ -27,9 +27,8 @@ AgentFactory = Callable[..., Any]
 class McpToolset:
     """The MCP tools discovered for a turn, grouped by server.
 
-    Tools from :meth:`McpToolRegistrationService.mcp_tools` call through the block's sessions and
-    are valid only inside its ``async with`` block; tools from ``get_mcp_tools`` and
-    ``add_tool_servers_to_agent`` call through the service's pooled sessions.
+    Every tool calls through the tooling service's pooled sessions; those of
+    :meth:`McpToolRegistrationService.mcp_tools` refuse to run once its ``async with`` block exits.
     """
 
     __slots__ = ("_by_server", "servers")

@@ -11,14 +11,11 @@ from langchain.agents import create_agent
 from langchain_core.tools import BaseTool
 
 from agents_a365.runtime import AuthorizationLike, TurnContextLike
-from agents_a365.tooling import (
-    MCPServerConfig,
-    ToolOptions,
-)
-from agents_a365.tooling.extensibility import McpSessionPool, renamed_kwargs
+from agents_a365.tooling import ToolOptions
+from agents_a365.tooling.extensibility import McpSessionPool, list_servers, renamed_kwargs
 
-from ._connections import TurnScope, load_tools
-from ._history_sends import ChatHistorySends, StateGraphLike, require
+from ._connections import TurnScope, to_langchain
+from ._history_sends import ChatHistorySends, StateGraphLike
 from ._toolset import AgentFactory, McpToolset
 
 __all__ = ["ORCHESTRATOR_NAME", "McpToolRegistrationService", "StateGraphLike"]
@@ -44,23 +41,6 @@ class McpToolRegistrationService(ChatHistorySends):
         """The tooling service's MCP sessions (``configuration_service.session_pool``), reused across calls
         and turns; closed with the tooling service."""
         return self.configuration_service.session_pool
-
-    async def _servers(
-        self,
-        authorization: AuthorizationLike | None,
-        auth_handler_name: str | None,
-        turn_context: TurnContextLike,
-        auth_token: str | None,
-        options: ToolOptions | None,
-    ) -> list[MCPServerConfig]:
-        require(turn_context, "turn_context")
-        return await self.configuration_service.list_tool_servers(
-            turn_context,
-            authorization,
-            auth_handler_name,
-            auth_token,
-            options=self.tool_options(options),
-        )
 
     # -- tools -------------------------------------------------------------------------------
     @renamed_kwargs(tool_options="options")
@@ -138,18 +118,17 @@ class McpToolRegistrationService(ChatHistorySends):
         skip_unreachable: bool,
         scope: TurnScope | None,
     ) -> McpToolset:
-        servers = await self._servers(authorization, auth_handler_name, turn_context, auth_token, options)
         core = self.configuration_service
-        connected = await load_tools(
-            servers,
-            core.tool_definitions,
-            core.session_pool,
-            core.list_mcp_tools,  # on the pooled session the calls then use; cached
-            timeout=self.configuration.request_timeout,
-            skip_unreachable=skip_unreachable,
-            scope=scope,
+        servers = await core.list_tool_servers(
+            turn_context, authorization, auth_handler_name, auth_token, options=self.tool_options(options)
         )
-        return McpToolset(connected.servers, connected.tools_by_server)
+        # Listed concurrently by the core (cached definitions cost no MCP request) on the pooled sessions.
+        listed, _ = await list_servers(core.list_mcp_tools, servers, skip_unreachable=skip_unreachable)
+        tools = {
+            server.mcp_server_name: await to_langchain(definitions, server, core, scope=scope)
+            for server, definitions in listed
+        }
+        return McpToolset([server for server, _ in listed], tools)
 
     @renamed_kwargs(tool_options="options")
     async def get_mcp_tools(

@@ -1,29 +1,23 @@
-"""The MCP servers registered for one agent (one turn): their options checked, listed together, built with
-their tool names resolved, closed together."""
+"""The MCP servers registered for one agent (one turn): their options checked, built with their tool names
+resolved, closed together."""
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
 from agents.mcp import MCPServer
 from mcp.types import Tool
 
-from agents_a365.tooling import (
-    MCPServerConfig,
-    McpServerConnectionError,
-    McpToolServerConfigurationService,
-    ToolDefinitionCache,
-)
-from agents_a365.tooling.extensibility import McpSessionPool, describe_error, resolve_tool_names
+from agents_a365.tooling import MCPServerConfig, McpServerConnectionError, ToolDefinitionCache
+from agents_a365.tooling.extensibility import McpSessionPool, resolve_tool_names
 
 from ._server import A365MCPServer
 
-__all__ = ["McpServerConnections", "build_servers", "check_server_options", "list_ahead", "server_url"]
+__all__ = ["McpServerConnections", "build_servers", "check_server_options", "server_url"]
 
 logger = logging.getLogger(__name__)
 
@@ -79,49 +73,8 @@ def build_servers(
     ]
 
 
-def _failure(config: MCPServerConfig, exc: Exception) -> McpServerConnectionError:
-    if isinstance(exc, McpServerConnectionError):  # the core's: names the server and says why already
-        return exc
-    name, url = config.mcp_server_name, config.url
-    text = f"MCP server {name!r} at {url} could not be listed: {describe_error(exc)}"  # token-shaped text redacted
-    error = McpServerConnectionError(text, server_name=name, url=url)
-    error.__cause__ = exc
-    return error
-
-
-async def list_ahead(
-    core: McpToolServerConfigurationService, configs: Sequence[MCPServerConfig], *, skip_unreachable: bool
-) -> tuple[list[tuple[MCPServerConfig, list[Tool]]], list[McpServerConnectionError]]:
-    """Every server's tools, listed concurrently by the tooling core (cached per server and token).
-
-    Returns the servers listed with their tools and, with ``skip_unreachable``, one error per server
-    left out (logged as a warning); without it the first failure raises, naming the others.
-    """
-    outcomes = await asyncio.gather(*(core.list_mcp_tools(c) for c in configs), return_exceptions=True)
-    listed: list[tuple[MCPServerConfig, list[Tool]]] = []
-    failures: list[McpServerConnectionError] = []
-    for config, outcome in zip(configs, outcomes, strict=True):
-        if isinstance(outcome, BaseException):
-            if not isinstance(outcome, Exception):
-                raise outcome  # a cancellation of a listing is ours
-            failures.append(_failure(config, outcome))
-        else:
-            listed.append((config, outcome))
-    if failures and not skip_unreachable:
-        first = failures[0]
-        if len(failures) > 1:
-            others = ", ".join(repr(f.server_name) for f in failures[1:])
-            raise McpServerConnectionError(
-                f"{first} (also failed: {others})", server_name=first.server_name, url=first.url
-            ) from first.__cause__
-        raise first
-    for failure in failures:
-        logger.warning("skipping MCP server %r: %s", failure.server_name, failure)
-    return listed, failures
-
-
 class McpServerConnections:
-    """The MCP servers registered for one agent (one turn): :meth:`aclose` makes them refuse requests
+    """The MCP servers registered for one agent (one turn): :meth:`close` makes them refuse requests
     (their pooled sessions stay with the tooling service for the user's next turn)."""
 
     def __init__(
@@ -129,7 +82,6 @@ class McpServerConnections:
     ) -> None:
         self._servers = list(servers)
         self._closed = False
-        self._on_close: list[Callable[[McpServerConnections], object]] = []
         self.skipped = list(skipped)
         """Servers left out with ``skip_unreachable=True``, one error each (empty otherwise)."""
 
@@ -142,19 +94,15 @@ class McpServerConnections:
     def closed(self) -> bool:
         return self._closed
 
-    def on_close(self, callback: Callable[[McpServerConnections], object]) -> None:
-        """Call ``callback(self)`` once these connections are closed (by whoever closes them)."""
-        self._on_close.append(callback)
+    def close(self) -> None:
+        """Close every server (idempotent). Nothing to wait for: the sessions are the tooling service's."""
+        self._closed = True
+        for server in self._servers:
+            server.close()
 
     async def aclose(self) -> None:
-        """Close every server (idempotent)."""
-        if self._closed:
-            return
-        self._closed = True
-        for callback in self._on_close:
-            callback(self)
-        for server in self._servers:
-            await server.cleanup()  # does not suspend: nothing of the turn is left to wait for
+        """:meth:`close`, awaitable."""
+        self.close()
 
     async def __aenter__(self) -> Self:
         return self
@@ -162,4 +110,4 @@ class McpServerConnections:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        await self.aclose()
+        self.close()

@@ -125,10 +125,14 @@ class A365MCPServer(MCPServer):
     async def connect(self) -> None:
         """Nothing to do: the pooled session opens on the first request."""
 
-    async def cleanup(self) -> None:
+    def close(self) -> None:
         """Refuse later requests (the registration service does it when the turn ends). The pooled
         session stays for the user's next turn; the tooling service closes it when idle."""
-        self._connected, self._closed = False, True
+        self._closed = True
+
+    async def cleanup(self) -> None:
+        """:meth:`close` (the SDK's name)."""
+        self.close()
 
     async def _run(self, operation: Callable[[McpSessionPool], Awaitable[T]]) -> T:
         if self._closed:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
@@ -13,10 +14,10 @@ from agents.memory import Session
 
 from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextLike
 from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration, ToolOptions
-from agents_a365.tooling.extensibility import check_limit, keyword_aliases, unique_servers
+from agents_a365.tooling.extensibility import check_limit, keyword_aliases, list_servers, unique_servers
 from agents_a365.tooling.extension_base import ExtensionServiceBase
 
-from ._connections import McpServerConnections, build_servers, check_server_options, list_ahead, server_url
+from ._connections import McpServerConnections, build_servers, check_server_options, server_url
 from ._conversion import to_chat_history_messages
 from ._server import A365MCPServer
 
@@ -61,9 +62,9 @@ class McpToolRegistrationService(ExtensionServiceBase):
         # cannot be reused by another object while the entry exists.
         # The task that registered them: an earlier turn's servers are closed once it is over (see _retire).
         self._open: dict[int, tuple[Agent[Any], McpServerConnections, asyncio.Task[Any] | None]] = {}
-        # Every connection set not closed yet (connected_agent blocks included): aclose() closes them.
-        self._live: set[McpServerConnections] = set()
-        self._closing: set[asyncio.Future[None]] = set()
+        # Every connection set registered (connected_agent blocks included), for cleanup_all_servers; held
+        # weakly: each is held by self._open, a retiring task or its block until it is closed.
+        self._live: weakref.WeakSet[McpServerConnections] = weakref.WeakSet()
 
     def __repr__(self) -> str:
         return f"McpToolRegistrationService({self.configuration!r}, open_agents={len(self._open)})"
@@ -71,31 +72,23 @@ class McpToolRegistrationService(ExtensionServiceBase):
     # -- lifecycle -------------------------------------------------------------------------
     async def aclose(self) -> None:
         """Close every MCP server still open, then the tooling service if this service created it."""
-        try:
-            await self.cleanup_all_servers()
-        finally:
-            await super().aclose()
+        await self.cleanup_all_servers()  # cannot fail: it only marks servers closed
+        await super().aclose()
 
     async def cleanup_all_servers(self) -> None:
         """Close every MCP server this service connected (Microsoft's name); the service stays usable."""
-        open_now = set(self._live)  # those of self._open too, until they are closed
+        for connections in list(self._live):  # those of self._open too (it holds them: clear it after)
+            connections.close()
         self._open.clear()
-        self._live.clear()
-        await asyncio.gather(*(connections.aclose() for connections in open_now), *self._closing)
 
-    def _retire(self, connections: McpServerConnections, owner: asyncio.Task[Any] | None) -> None:
+    @staticmethod
+    def _retire(connections: McpServerConnections, owner: asyncio.Task[Any] | None) -> None:
         """Close servers an earlier turn registered (replaced now) once that turn's task is over: its run
         may still be using them."""
-
-        def close(_: object = None) -> None:
-            closing = asyncio.ensure_future(connections.aclose())
-            self._closing.add(closing)
-            closing.add_done_callback(self._closing.discard)
-
         if owner is None or owner.done() or owner is asyncio.current_task():
-            close()
+            connections.close()
         else:
-            owner.add_done_callback(close)
+            owner.add_done_callback(lambda _: connections.close())
 
     # -- registration ----------------------------------------------------------------------
     @keyword_aliases(auth="authorization", context="turn_context")  # Microsoft's keywords
@@ -160,7 +153,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
         if entry is None:
             logger.debug("close_tool_servers: no MCP servers open for this agent")
             return
-        await entry[1].aclose()
+        entry[1].close()
 
     @contextlib.asynccontextmanager
     async def connected_agent(
@@ -210,27 +203,23 @@ class McpToolRegistrationService(ExtensionServiceBase):
         )
         known = [url for url in map(server_url, existing) if url is not None]
         configs = unique_servers(discovered, known)  # a server already on the agent is not added again
-        if not configs:
-            logger.info("no new MCP servers to add (%d discovered)", len(discovered))
-            return agent.clone(mcp_servers=existing), None
         # Listed by the core (cached per server and token: a warm turn makes no request) on the pooled
         # sessions the calls then use.
-        listed, skipped = await list_ahead(
-            self.configuration_service, configs, skip_unreachable=skip_unreachable
+        listed, skipped = await list_servers(
+            self.configuration_service.list_mcp_tools, configs, skip_unreachable=skip_unreachable
         )
-        tool_cache = self.configuration_service.tool_definitions
         servers = build_servers(
             listed,
             own_tools=agent.tools,
             pool=self.configuration_service.session_pool,
             options=options,
-            tool_cache=tool_cache,
+            tool_cache=self.configuration_service.tool_definitions,
         )
         if not servers:
+            logger.info("no new MCP servers to add (%d discovered)", len(discovered))
             return agent.clone(mcp_servers=existing), None
         connections = McpServerConnections(servers, skipped)
         self._live.add(connections)
-        connections.on_close(self._live.discard)
         names = ", ".join(s.name for s in servers)
         logger.info("added %d MCP server(s) to agent %r: %s", len(servers), agent.name, names)
         return agent.clone(mcp_servers=[*existing, *servers]), connections
