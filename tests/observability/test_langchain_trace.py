@@ -131,6 +131,11 @@ async def test_a_warm_turn_records_cache_hits(emulator: Emulator, telemetry: Tel
         a["a365.discovery.source"]: p.count for a, p in telemetry.points("a365.tooling.discovery.duration")
     }
     assert durations == {"gateway": 2}
+    # A token answered from the cache is counted, not traced or timed: the warm turn has no exchange span.
+    exchanges = telemetry.named("a365.tooling.token_exchange")
+    assert len(exchanges) == 2
+    assert all(is_child(s, first) for s in exchanges)
+    assert [p.count for _, p in telemetry.points("a365.tooling.token_exchange.duration")] == [2]
 
 
 async def test_a_tool_error_is_an_error_span(emulator: Emulator, telemetry: Telemetry) -> None:

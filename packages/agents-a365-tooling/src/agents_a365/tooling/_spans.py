@@ -64,13 +64,13 @@ class _Live(ToolCallSpan):
         tracer: Any,
         name: str,
         client: bool,
-        attributes: dict[str, Any],
+        attributes: Mapping[str, Any],
         histogram: str | None,
-        metric: dict[str, Any],
+        metric: Mapping[str, Any],
     ) -> None:
         inst = instruments() if histogram is not None else None
         self._histogram = inst[histogram] if inst is not None and histogram is not None else None
-        self._metric = metric
+        self._metric = metric  # the caller's, never changed: an added attribute makes a new dict
         self._failed = False
         self._span: Any = None
         self._cm: Any = None
@@ -103,11 +103,11 @@ class _Live(ToolCallSpan):
 
     def metric(self, key: str, value: Any) -> None:
         if value is not None:
-            self._metric[key] = value
+            self._metric = {**self._metric, key: value}
 
     def fail(self, error_type: str, description: str | None = None) -> None:
         self._failed = True
-        self._metric["error.type"] = error_type
+        self._metric = {**self._metric, "error.type": error_type}
         if self._span is not None:
             self._span.set_attribute("error.type", error_type)
             self._span.set_status(
@@ -165,7 +165,7 @@ def operation(
     tracer = _tracer()
     if tracer is None and (histogram is None or instruments() is None):
         return NULL_SPAN
-    return _Live(tracer, name, client, dict(attributes or ()), histogram, dict(metric_attributes or ()))
+    return _Live(tracer, name, client, attributes or {}, histogram, metric_attributes or {})
 
 
 def tracing() -> bool:
