@@ -171,6 +171,13 @@ def operation(
     return _Live(tracer, name, client, attributes or {}, histogram, metric_attributes or {})
 
 
+def token_exchange_span(scope: str, servers: tuple[str, ...]) -> ToolCallSpan:
+    """The span and duration (``a365.tooling.token_exchange.duration``) of one token exchange: a cache
+    miss, or a failure before the lookup. A token answered from the cache is counted, not traced."""
+    attributes = {"a365.token.scope": scope, "a365.mcp.server.names": servers} if tracing() else None
+    return operation("a365.tooling.token_exchange", attributes=attributes, histogram="token_exchange")
+
+
 def tracing() -> bool:
     """Whether spans are recorded (for callers that would build attributes first)."""
     return _tracer() is not None

@@ -22,23 +22,11 @@ from agents_a365.runtime import OperationResult
 from ._bounded_http import ResponseTooLargeError
 from ._retry import RETRYABLE_STATUS, parse_retry_after
 from ._spans import NULL_SPAN, ToolCallSpan, _Live, enabled, identity_attributes, operation, tracing
-from ._telemetry import _tracer, instruments
+from ._telemetry import _trace, _tracer, instruments
 from ._turn import Turn
 from .errors import ChatHistorySendError
 
-try:
-    from opentelemetry.trace import get_current_span
-except ImportError:  # no tracer is ever live then, so it is never called
-    get_current_span = None  # type: ignore[assignment]
-
-__all__ = [
-    "cache_lookup",
-    "mcp_session_span",
-    "rtp_attempt",
-    "token_exchange_span",
-    "traced_mcp_listing",
-    "traced_rtp_send",
-]
+__all__ = ["cache_lookup", "mcp_session_span", "rtp_attempt", "traced_mcp_listing", "traced_rtp_send"]
 
 # Metric attribute sets that do not depend on the call, built once (the SDK reads, never changes, them).
 _DELIVERED = {"a365.rtp.outcome": "delivered"}
@@ -213,20 +201,12 @@ def turn_attributes(turn: Turn) -> dict[str, Any]:
     return {} if turn.identity is None else identity_attributes(turn.identity)
 
 
-def token_exchange_span(scope: str, servers: tuple[str, ...]) -> ToolCallSpan:
-    """The span and duration (``a365.tooling.token_exchange.duration``) of one token exchange: a cache
-    miss, or a failure before the lookup. A token answered from the cache is counted, not traced."""
-    attributes = {"a365.token.scope": scope, "a365.mcp.server.names": servers} if tracing() else None
-    return operation("a365.tooling.token_exchange", attributes=attributes, histogram="token_exchange")
-
-
-def cache_lookup(cache: str, *, hit: bool, note: bool = True) -> None:
-    """Count a cache hit or miss (``a365.tooling.cache.hits`` / ``.misses``) and, with ``note``, note it
-    as ``a365.cache.hit`` on the current span (the discovery span around the lookup)."""
-    if note and tracing():
-        get_current_span().set_attribute("a365.cache.hit", hit)
+def cache_lookup(cache: str, *, hit: bool) -> None:
+    """Count a cache hit or miss (``a365.tooling.cache.hits`` / ``.misses``); a discovery lookup is also
+    noted as ``a365.cache.hit`` on the current span, the discovery span around it. (A token's span exists
+    only for an exchange, a miss, and says so itself: a cached token is counted, not traced.)"""
+    if cache == "discovery" and tracing():
+        _trace.get_current_span().set_attribute("a365.cache.hit", hit)  # importable: tracing() says so
     inst = instruments()
     if inst is not None:
-        inst["cache_hits" if hit else "cache_misses"].add(
-            1, _CACHE_ATTRIBUTES.get(cache) or {"a365.cache.name": cache}
-        )
+        inst["cache_hits" if hit else "cache_misses"].add(1, _CACHE_ATTRIBUTES[cache])

@@ -23,7 +23,8 @@ from agents_a365.runtime import (
 from ._cache import AsyncTTLCache
 from ._part import ServicePart, Shared
 from ._redact import scrub
-from ._telemetry_hooks import cache_lookup, token_exchange_span
+from ._spans import token_exchange_span
+from ._telemetry_hooks import cache_lookup
 from ._turn import Turn
 from .errors import TokenAcquisitionError
 
@@ -106,24 +107,17 @@ class Tokens(ServicePart):
                     raise failure(f"returned an unusable token: {exc}") from exc
                 return token, exp - time.time() - max(self.configuration.token_expiry_skew, 0.0)
 
-        # The hit is counted; the discovery span around it notes its own cache's lookup, not this one.
-        token, hit = await cached(self.cache, "token", cache_key, create, note=False)
+        token, hit = await cached(self.cache, "token", cache_key, create)
         if hit:
             logger.debug("token for scope %r (%s): cache hit", scope, what)
         return token
 
 
 async def cached(
-    cache: AsyncTTLCache[V],
-    name: str,
-    key: Hashable | None,
-    create: Callable[[], Awaitable[tuple[V, float]]],
-    *,
-    note: bool = True,
+    cache: AsyncTTLCache[V], name: str, key: Hashable | None, create: Callable[[], Awaitable[tuple[V, float]]]
 ) -> tuple[V, bool]:
     """``(value, hit)``: ``cache``'s value for ``key`` or ``create()``'s (uncached without a key), the lookup
-    counted as a hit or miss of the cache ``name`` and, with ``note``, noted on the current span (see
-    :func:`cache_lookup`)."""
+    counted as a hit or miss of the cache ``name`` (see :func:`cache_lookup`)."""
     if key is None:
         return (await create())[0], False
     created = False
@@ -134,5 +128,5 @@ async def cached(
         return await create()
 
     value = await cache.get_or_create(key, fill)
-    cache_lookup(name, hit=not created, note=note)
+    cache_lookup(name, hit=not created)
     return value, not created
