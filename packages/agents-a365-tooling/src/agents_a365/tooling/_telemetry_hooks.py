@@ -22,7 +22,7 @@ from agents_a365.runtime import OperationResult
 from ._bounded_http import ResponseTooLargeError
 from ._retry import RETRYABLE_STATUS, parse_retry_after
 from ._spans import NULL_SPAN, ToolCallSpan, _Live, enabled, identity_attributes, operation, tracing
-from ._telemetry import _trace, _tracer, instruments
+from ._telemetry import _tracer, instruments
 from ._turn import Turn
 from .errors import ChatHistorySendError
 
@@ -206,7 +206,9 @@ def cache_lookup(cache: str, *, hit: bool) -> None:
     noted as ``a365.cache.hit`` on the current span, the discovery span around it. (A token's span exists
     only for an exchange, a miss, and says so itself: a cached token is counted, not traced.)"""
     if cache == "discovery" and tracing():
-        _trace.get_current_span().set_attribute("a365.cache.hit", hit)  # importable: tracing() says so
+        from opentelemetry.trace import get_current_span  # importable: tracing() says so
+
+        get_current_span().set_attribute("a365.cache.hit", hit)
     inst = instruments()
     if inst is not None:
         inst["cache_hits" if hit else "cache_misses"].add(1, _CACHE_ATTRIBUTES[cache])
