@@ -131,6 +131,27 @@ async def test_a_warm_turn_records_cache_hits(emulator: Emulator, telemetry: Tel
         a["a365.discovery.source"]: p.count for a, p in telemetry.points("a365.tooling.discovery.duration")
     }
     assert durations == {"gateway": 2}
+    # A token answered from the cache is counted, not traced or timed: the warm turn has no exchange span.
+    exchanges = telemetry.named("a365.tooling.token_exchange")
+    assert len(exchanges) == 2
+    assert all(is_child(s, first) for s in exchanges)
+    assert [p.count for _, p in telemetry.points("a365.tooling.token_exchange.duration")] == [2]
+
+
+async def test_a_cached_token_does_not_mark_an_uncached_discovery_as_a_hit(
+    emulator: Emulator, telemetry: Telemetry
+) -> None:
+    # No discovery cache, tokens cached: the second turn's calendar token (exchanged after the gateway
+    # lookup) is a hit under a discovery span that missed, and says nothing on it.
+    turn = make_turn_context(agentic_app_id=DEFAULT_AGENT_ID)
+    config = production_config(emulator, discovery_cache_ttl=0)
+    async with McpToolRegistrationService(configuration=config) as service:
+        for _ in range(2):
+            async with service.mcp_tools(emulator.authorization(), AUTH_HANDLER, turn):
+                pass
+    discoveries = telemetry.named("a365.tooling.discovery")
+    assert [(s.attributes or {})["a365.cache.hit"] for s in discoveries] == [False, False]
+    assert telemetry.counts("a365.tooling.cache.hits")[(("a365.cache.name", "token"),)] == 2
 
 
 async def test_a_tool_error_is_an_error_span(emulator: Emulator, telemetry: Telemetry) -> None:

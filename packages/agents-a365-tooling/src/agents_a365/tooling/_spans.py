@@ -16,9 +16,10 @@ from ._telemetry import _tracer, instruments, monotonic, record_tool_content
 from ._turn import TurnIdentity
 
 try:
+    from opentelemetry import context as _context
     from opentelemetry import trace as _trace
-except ImportError:  # no tracer is ever live then, so _trace is never read
-    _trace = None  # type: ignore[assignment]
+except ImportError:  # no tracer is ever live then, so neither is read
+    _trace = _context = None  # type: ignore[assignment]
 
 __all__ = ["NULL_SPAN", "ToolCallSpan", "enabled", "operation", "tool_call_span", "tracing"]
 
@@ -57,33 +58,34 @@ NULL_SPAN = ToolCallSpan()
 
 
 class _Live(ToolCallSpan):
-    __slots__ = ("_cm", "_failed", "_histogram", "_metric", "_span", "_start")
+    __slots__ = ("_failed", "_histogram", "_metric", "_span", "_start", "_started", "_token")
 
     def __init__(
         self,
         tracer: Any,
         name: str,
         client: bool,
-        attributes: dict[str, Any],
+        attributes: Mapping[str, Any],
         histogram: str | None,
-        metric: dict[str, Any],
+        metric: Mapping[str, Any],
     ) -> None:
         inst = instruments() if histogram is not None else None
         self._histogram = inst[histogram] if inst is not None and histogram is not None else None
-        self._metric = metric
+        self._metric = metric  # the caller's, never changed: an added attribute makes a new dict
         self._failed = False
         self._span: Any = None
-        self._cm: Any = None
-        if tracer is not None:  # the exception is recorded here (scrubbed), never by the OpenTelemetry SDK
+        self._started: tuple[Any, ...] | None = None
+        if tracer is not None:
             kind = _trace.SpanKind.CLIENT if client else _trace.SpanKind.INTERNAL
-            values = {k: v for k, v in attributes.items() if v is not None}
-            self._cm = tracer.start_as_current_span(
-                name, kind=kind, attributes=values, record_exception=False, set_status_on_exception=False
-            )
+            self._started = (tracer, name, kind, {k: v for k, v in attributes.items() if v is not None})
 
     def __enter__(self) -> Self:
-        if self._cm is not None:
-            self._span = self._cm.__enter__()
+        if self._started is not None:
+            # start_span + attach, not start_as_current_span: the same span made current, without the two
+            # generator context managers; the exception is recorded here (scrubbed), never by the SDK.
+            tracer, name, kind, values = self._started
+            self._span = tracer.start_span(name, kind=kind, attributes=values)
+            self._token = _context.attach(_trace.set_span_in_context(self._span))
         self._start = monotonic()
         return self
 
@@ -94,8 +96,9 @@ class _Live(ToolCallSpan):
             if self._histogram is not None:
                 self._histogram.record(monotonic() - self._start, self._metric)
         finally:
-            if self._cm is not None:
-                self._cm.__exit__(None, None, None)  # the exception itself never reaches the SDK
+            if self._span is not None:
+                _context.detach(self._token)
+                self._span.end()  # the exception itself never reaches the SDK
 
     def set(self, key: str, value: Any) -> None:
         if value is not None and self._span is not None:
@@ -103,11 +106,11 @@ class _Live(ToolCallSpan):
 
     def metric(self, key: str, value: Any) -> None:
         if value is not None:
-            self._metric[key] = value
+            self._metric = {**self._metric, key: value}
 
     def fail(self, error_type: str, description: str | None = None) -> None:
         self._failed = True
-        self._metric["error.type"] = error_type
+        self._metric = {**self._metric, "error.type": error_type}
         if self._span is not None:
             self._span.set_attribute("error.type", error_type)
             self._span.set_status(
@@ -165,7 +168,14 @@ def operation(
     tracer = _tracer()
     if tracer is None and (histogram is None or instruments() is None):
         return NULL_SPAN
-    return _Live(tracer, name, client, dict(attributes or ()), histogram, dict(metric_attributes or ()))
+    return _Live(tracer, name, client, attributes or {}, histogram, metric_attributes or {})
+
+
+def token_exchange_span(scope: str, servers: tuple[str, ...]) -> ToolCallSpan:
+    """The span and duration (``a365.tooling.token_exchange.duration``) of one token exchange: a cache
+    miss, or a failure before the lookup. A token answered from the cache is counted, not traced."""
+    attributes = {"a365.token.scope": scope, "a365.mcp.server.names": servers} if tracing() else None
+    return operation("a365.tooling.token_exchange", attributes=attributes, histogram="token_exchange")
 
 
 def tracing() -> bool:

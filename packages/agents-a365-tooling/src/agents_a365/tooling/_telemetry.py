@@ -29,7 +29,7 @@ monotonic = time.perf_counter
 
 _HISTOGRAMS = {
     "discovery": ("a365.tooling.discovery.duration", "MCP server discovery (manifest or gateway)"),
-    "token_exchange": ("a365.tooling.token_exchange.duration", "One token lookup or exchange"),
+    "token_exchange": ("a365.tooling.token_exchange.duration", "One token exchange (a cache miss)"),
     "rtp": ("a365.tooling.threat_protection.duration", "One threat-protection send, all attempts"),
     "tool_call": ("a365.tooling.tool_call.duration", "One MCP tool call"),
     "mcp_list": ("a365.tooling.mcp.list_tools.duration", "One MCP session listing a server's tools"),

@@ -1,5 +1,5 @@
 """Instrumentation hooks of the core: a threat-protection send (one span per send, one child per HTTP
-attempt), the MCP listing session, cache lookups.
+attempt), the MCP listing session, token exchanges, cache lookups.
 
 The send loop (``_rtp_send.py``) makes its HTTP calls itself, each inside ``with rtp_attempt(...)``;
 the attempt span follows the HTTP client conventions (``http.request.method``, ``server.address``,
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -27,6 +27,10 @@ from ._turn import Turn
 from .errors import ChatHistorySendError
 
 __all__ = ["cache_lookup", "mcp_session_span", "rtp_attempt", "traced_mcp_listing", "traced_rtp_send"]
+
+# Metric attribute sets that do not depend on the call, built once (the SDK reads, never changes, them).
+_DELIVERED = {"a365.rtp.outcome": "delivered"}
+_CACHE_ATTRIBUTES = {name: {"a365.cache.name": name} for name in ("token", "discovery")}
 
 
 @dataclass(slots=True)
@@ -85,7 +89,9 @@ def _finish(state: _Send, result: OperationResult) -> None:
     span.metric("a365.rtp.outcome", outcome)
     inst = instruments()
     if inst is not None:
-        inst["rtp_sends"].add(1, {"a365.rtp.outcome": outcome, **({"error.type": cause} if cause else {})})
+        inst["rtp_sends"].add(
+            1, _DELIVERED if cause is None else {"a365.rtp.outcome": outcome, "error.type": cause}
+        )
 
 
 class _Attempt(_Live):
@@ -165,7 +171,8 @@ def mcp_session_span(server_name: str, url: str | None = None, *, method: str = 
     )
 
 
-def _address(url: str | None) -> dict[str, Any]:
+@functools.lru_cache(maxsize=256)  # a handful of URLs (threat protection's, the MCP servers') per process
+def _address(url: str | None) -> Mapping[str, Any]:
     if not url:
         return {}
     parts = urlsplit(url)
@@ -195,12 +202,13 @@ def turn_attributes(turn: Turn) -> dict[str, Any]:
 
 
 def cache_lookup(cache: str, *, hit: bool) -> None:
-    """Count a cache hit or miss (``a365.tooling.cache.hits`` / ``.misses``) and note it as
-    ``a365.cache.hit`` on the current span (the discovery or token span around the lookup)."""
-    if tracing():
+    """Count a cache hit or miss (``a365.tooling.cache.hits`` / ``.misses``); a discovery lookup is also
+    noted as ``a365.cache.hit`` on the current span, the discovery span around it. (A token's span exists
+    only for an exchange, a miss, and says so itself: a cached token is counted, not traced.)"""
+    if cache == "discovery" and tracing():
         from opentelemetry.trace import get_current_span  # importable: tracing() says so
 
         get_current_span().set_attribute("a365.cache.hit", hit)
     inst = instruments()
     if inst is not None:
-        inst["cache_hits" if hit else "cache_misses"].add(1, {"a365.cache.name": cache})
+        inst["cache_hits" if hit else "cache_misses"].add(1, _CACHE_ATTRIBUTES[cache])

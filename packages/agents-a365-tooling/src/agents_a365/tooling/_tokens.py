@@ -23,7 +23,7 @@ from agents_a365.runtime import (
 from ._cache import AsyncTTLCache
 from ._part import ServicePart, Shared
 from ._redact import scrub
-from ._spans import operation, tracing
+from ._spans import token_exchange_span
 from ._telemetry_hooks import cache_lookup
 from ._turn import Turn
 from .errors import TokenAcquisitionError
@@ -66,9 +66,8 @@ class Tokens(ServicePart):
         servers: tuple[str, ...],
     ) -> str:
         what = ", ".join(servers)
-        attributes = {"a365.token.scope": scope, "a365.mcp.server.names": servers} if tracing() else None
-        with operation("a365.tooling.token_exchange", attributes=attributes, histogram="token_exchange"):
-            if authorization is None or not auth_handler_name:
+        if authorization is None or not auth_handler_name:
+            with token_exchange_span(scope, servers):  # a failed exchange
                 raise TokenAcquisitionError(
                     f"a token for scope {scope!r} ({what}) is needed but no authorization and "
                     "auth_handler_name were given",
@@ -76,13 +75,19 @@ class Tokens(ServicePart):
                     servers=servers,
                 )
 
-            def failure(reason: str) -> TokenAcquisitionError:
-                return TokenAcquisitionError(
-                    f"token exchange for scope {scope!r} ({what}) {reason}", scope=scope, servers=servers
-                )
+        def failure(reason: str) -> TokenAcquisitionError:
+            return TokenAcquisitionError(
+                f"token exchange for scope {scope!r} ({what}) {reason}", scope=scope, servers=servers
+            )
 
-            async def create() -> tuple[str, float]:
-                logger.debug("token for scope %r (%s): cache miss, exchanging", scope, what)
+        key = turn.key
+        cache_key = None if key is None else ("token", key, auth_handler_name, scope)
+
+        async def create() -> tuple[str, float]:
+            logger.debug("token for scope %r (%s): cache miss, exchanging", scope, what)
+            # Only an exchange is a span: a token answered from the cache is counted, it says nothing new.
+            with token_exchange_span(scope, servers) as span:
+                span.set("a365.cache.hit", False if cache_key is not None else None)
                 timeout = self.configuration.token_exchange_timeout
                 try:
                     async with asyncio.timeout(timeout):
@@ -102,12 +107,10 @@ class Tokens(ServicePart):
                     raise failure(f"returned an unusable token: {exc}") from exc
                 return token, exp - time.time() - max(self.configuration.token_expiry_skew, 0.0)
 
-            key = turn.key
-            cache_key = None if key is None else ("token", key, auth_handler_name, scope)
-            token, hit = await cached(self.cache, "token", cache_key, create)
-            if hit:
-                logger.debug("token for scope %r (%s): cache hit", scope, what)
-            return token
+        token, hit = await cached(self.cache, "token", cache_key, create)
+        if hit:
+            logger.debug("token for scope %r (%s): cache hit", scope, what)
+        return token
 
 
 async def cached(
