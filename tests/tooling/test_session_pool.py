@@ -26,6 +26,8 @@ async def emulator() -> AsyncIterator[Emulator]:
 
 
 def _mail(emu: Emulator) -> MCPServerConfig:
+    # A fresh token each time, its ``iat`` the current second: two configs built a second boundary apart are
+    # two pool keys, so two sessions. A test meaning one user's calls builds the config once.
     token = emu.server_token("mail")
     return MCPServerConfig(
         mcp_server_name="mail", url=emu.server_url("mail"), headers={"Authorization": f"Bearer {token}"}
@@ -34,6 +36,12 @@ def _mail(emu: Emulator) -> MCPServerConfig:
 
 def _initializes(emu: Emulator) -> int:
     return sum(1 for r in emu.requests_for("mcp", server="mail") if r.jsonrpc_method == "initialize")
+
+
+def _session_ids(emu: Emulator, method: str) -> list[str | None]:
+    """The ``mcp-session-id`` of each ``method`` request to mail, in arrival order."""
+    requests = emu.requests_for("mcp", server="mail")
+    return [r.headers.get("mcp-session-id") for r in requests if r.jsonrpc_method == method]
 
 
 async def test_a_new_session_pool_loads_no_ca_bundle(
@@ -58,10 +66,9 @@ async def test_a_new_session_pool_loads_no_ca_bundle(
 
 async def test_concurrent_calls_share_one_session(emulator: Emulator) -> None:
     emulator.faults.set("mcp:mail", Fault(hold_until_concurrent=5, mcp_method="tools/call", times=5))
+    mail = _mail(emulator)
     async with McpSessionPool(timeout=10) as pool:
-        results = await asyncio.gather(
-            *(pool.call_tool(_mail(emulator), "list_emails", {}) for _ in range(5))
-        )
+        results = await asyncio.gather(*(pool.call_tool(mail, "list_emails", {}) for _ in range(5)))
     assert not any(r.isError for r in results)
     assert _initializes(emulator) == 1
     held = [
@@ -74,21 +81,28 @@ async def test_concurrent_calls_share_one_session(emulator: Emulator) -> None:
 
 async def test_a_session_retired_while_in_use_closes_only_when_its_call_returns(emulator: Emulator) -> None:
     clock = FakeClock()
+    # One token for all three calls (see _mail): minted per call, the slow call's token could carry the next
+    # second, a key of its own: it then opened a second session and the next call a third (flaky under load).
+    mail = _mail(emulator)
     async with McpSessionPool(timeout=10, idle_timeout=10, clock=clock) as pool:
-        await pool.call_tool(_mail(emulator), "list_emails", {})
+        await pool.call_tool(mail, "list_emails", {})
         emulator.faults.set("mcp:mail", Fault(latency_ms=300, mcp_method="tools/call", times=1))
-        slow = asyncio.create_task(pool.call_tool(_mail(emulator), "list_emails", {}))
+        slow = asyncio.create_task(pool.call_tool(mail, "list_emails", {}))
         while not [r for r in emulator.requests_for("mcp", server="mail") if r.fault]:  # noqa: ASYNC110
             await asyncio.sleep(0.005)
         clock.advance(3600)  # idle and token expiry alike: retired now, in use
         pool.prune()
         assert len(pool) == 0
-        other = await pool.call_tool(_mail(emulator), "list_emails", {})  # a new session
+        other = await pool.call_tool(mail, "list_emails", {})  # a new session
         assert not (await slow).isError  # the retired one finished its call
         assert not other.isError
-        assert _initializes(emulator) == 2
+        assert _initializes(emulator) == 2  # the retired session is not reopened
+        first, second = _session_ids(emulator, "notifications/initialized")
+        assert first != second
+        # The first call and the slow one on the first session, the next call on the new one.
+        assert _session_ids(emulator, "tools/call") == [first, first, second]
     with pytest.raises(RuntimeError, match="closed"):
-        await pool.call_tool(_mail(emulator), "list_emails", {})
+        await pool.call_tool(mail, "list_emails", {})
 
 
 def _structured(answer: dict[str, Any]) -> Any:
