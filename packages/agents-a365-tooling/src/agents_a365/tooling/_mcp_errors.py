@@ -1,23 +1,49 @@
 """What the session pool tells its callers about a failed MCP request, the check of a tool's structured
 result (mcp's ``ClientSession.call_tool`` does it after listing the tools; we hold the definitions), and the
-one rule of both extensions for servers that cannot be listed at registration (``list_servers``)."""
+one rule of both extensions for servers that cannot be listed at registration (``list_servers``) and for a
+tool call that fails (``tool_call_result``)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp import types
 
-from ._redact import McpErrorType, describe_error, scrub
+from ._redact import McpErrorType, describe_error, scrub, scrubbed
 from .errors import McpServerConnectionError
 from .models import MCPServerConfig
 
-__all__ = ["check_structured", "describe", "error_code", "failed", "leaf", "list_servers"]
+if TYPE_CHECKING:
+    from ._cache import ToolDefinitionCache
+    from ._spans import ToolCallSpan
+
+__all__ = ["check_structured", "describe", "error_code", "failed", "leaf", "list_servers", "tool_call_result"]
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+async def tool_call_result(
+    call: Awaitable[T], span: ToolCallSpan, server: MCPServerConfig, cache: ToolDefinitionCache | None
+) -> T:
+    """``await call`` (one tool call) with ``span`` recording its result. A failure of the call itself (not
+    the tool's own error result) drops the server's cached definitions, so the next turn lists it again,
+    and is raised with token-shaped text scrubbed: a server may echo the bearer token in its error."""
+    try:
+        result = await call
+    except Exception as exc:
+        if cache is not None:
+            cache.invalidate(server.url, server.headers)
+        clean = scrubbed(exc)
+        if clean is exc:
+            raise
+    else:
+        span.record_result(result)
+        return result
+    raise clean  # outside the handler: the original (with the server's text) is neither cause nor context
 
 
 def failed(server: MCPServerConfig, text: str) -> McpServerConnectionError:

@@ -18,7 +18,7 @@ from ._history import (
     join_parts,
     sendable,
 )
-from ._mcp_errors import list_servers
+from ._mcp_errors import list_servers, tool_call_result
 from ._redact import describe_error, redact_headers, scrub, scrubbed
 from ._sessions import MAX_LIST_PAGES, McpSessionPool
 from ._spans import ToolCallSpan, tool_call_span
@@ -60,6 +60,7 @@ __all__ = [
     "scrubbed",
     "sendable",
     "shared_ssl_context",
+    "tool_call_result",
     "tool_call_span",
     "turn_identity",
     "unique_servers",

@@ -30,7 +30,7 @@ from agents_a365.tooling.extensibility import (
     McpSessionPool,
     TurnIdentity,
     check_turn,
-    scrubbed,
+    tool_call_result,
     tool_call_span,
 )
 
@@ -110,19 +110,7 @@ def _intercepted(cache: ToolDefinitionCache, server: MCPServerConfig) -> ToolCal
         turn = context if isinstance(context, TurnIdentity) else None
         call_id = getattr(runtime, "tool_call_id", None)
         with tool_call_span(name, request.name, call_id, arguments=request.args, turn=turn) as span:
-            try:
-                result: MCPToolCallResult = await handler(request)
-            except Exception as exc:
-                cache.invalidate(server.url, server.headers)
-                clean = scrubbed(exc)
-                if clean is exc:
-                    raise
-            else:
-                span.record_result(result)
-                return result
-            # A server may echo the bearer token in its error: raised outside the handler, so the
-            # original (with the server's text) is neither cause nor context.
-            raise clean
+            return await tool_call_result(handler(request), span, server, cache)
 
     return intercept
 

@@ -39,7 +39,7 @@ from mcp.types import (
 )
 
 from agents_a365.tooling import MCPServerConfig, ToolDefinitionCache
-from agents_a365.tooling.extensibility import McpSessionPool, check_turn, scrubbed, tool_call_span
+from agents_a365.tooling.extensibility import McpSessionPool, check_turn, tool_call_result, tool_call_span
 
 __all__ = ["A365MCPServer"]
 
@@ -198,22 +198,10 @@ class A365MCPServer(MCPServer):
             check_turn(self.config.identity, what=f"MCP server {self.name!r}")
             name = self._original(tool_name)
             schema = self._output_schemas.get(name)
-            try:
-                result = await self._run(
-                    lambda pool: pool.call_tool(self.config, name, arguments, meta=meta, output_schema=schema)
-                )
-            except Exception as exc:
-                # The call failed (not the tool: that is an isError result): list the server again next turn.
-                if self._tool_cache is not None:
-                    self._tool_cache.invalidate(self.url, self.config.headers)
-                clean = scrubbed(exc)
-                if clean is exc:
-                    raise
-            else:
-                span.record_result(result)
-                return result
-            # Raised outside the handler, so the original (with the server's text) is not its context.
-            raise clean
+            call = self._run(
+                lambda pool: pool.call_tool(self.config, name, arguments, meta=meta, output_schema=schema)
+            )
+            return await tool_call_result(call, span, self.config, self._tool_cache)
 
     # -- prompts and resources: straight to the session ------------------------------------------
     async def _session(self, operation: Callable[[ClientSession], Awaitable[T]]) -> T:
