@@ -134,8 +134,7 @@ async def start_host(
             orchestrator,
             "--emulator",
             emu.base_url,
-            "--secret",
-            emu.secret,
+            f"--secret={emu.secret}",  # one argument: a random secret may start with "-"
             *(["--otel-endpoint", otel_endpoint] if otel_endpoint else []),
         ]
     # Popen on this (the main) thread: a host's PR_SET_PDEATHSIG follows the thread that forked it.
