@@ -392,7 +392,7 @@ async def test_cancelling_while_connecting_stays_cancelled_and_leaks_nothing(
     with pytest.raises(asyncio.CancelledError):
         await task
     assert not await leaked_tasks(tasks_before, grace=4.0)
-    assert "open_agents=0" in repr(service)
+    assert "open_servers=0" in repr(service)
 
 
 async def test_a_name_clashing_with_the_agents_own_tool_is_prefixed_and_calls_the_servers_tool(

@@ -6,7 +6,6 @@ connected by their first call) and sends
 the conversation of an ``agents`` ``Session`` to real-time threat protection.
 """
 
-from ._connections import McpServerConnections
 from ._conversion import TOOL_OUTPUT_ROLE, extract_text, to_chat_history_message, to_chat_history_messages
 from ._server import A365MCPServer
 from .service import ORCHESTRATOR_NAME, McpToolRegistrationService
@@ -15,7 +14,6 @@ __all__ = [
     "ORCHESTRATOR_NAME",
     "TOOL_OUTPUT_ROLE",
     "A365MCPServer",
-    "McpServerConnections",
     "McpToolRegistrationService",
     "extract_text",
     "to_chat_history_message",

@@ -1,23 +1,22 @@
 """The MCP servers registered for one agent (one turn): their options checked, built with their tool names
-resolved, closed together."""
+resolved."""
 
 from __future__ import annotations
 
 import inspect
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from agents.mcp import MCPServer
 from mcp.types import Tool
 
-from agents_a365.tooling import MCPServerConfig, McpServerConnectionError, ToolDefinitionCache
+from agents_a365.tooling import MCPServerConfig, ToolDefinitionCache
 from agents_a365.tooling.extensibility import McpSessionPool, resolve_tool_names
 
 from ._server import A365MCPServer
 
-__all__ = ["McpServerConnections", "build_servers", "check_server_options", "server_url"]
+__all__ = ["build_servers", "check_server_options", "server_url"]
 
 logger = logging.getLogger(__name__)
 
@@ -71,43 +70,3 @@ def build_servers(
         )
         for config, tools in listed
     ]
-
-
-class McpServerConnections:
-    """The MCP servers registered for one agent (one turn): :meth:`close` makes them refuse requests
-    (their pooled sessions stay with the tooling service for the user's next turn)."""
-
-    def __init__(
-        self, servers: Sequence[A365MCPServer], skipped: Sequence[McpServerConnectionError] = ()
-    ) -> None:
-        self._servers = list(servers)
-        self._closed = False
-        self.skipped = list(skipped)
-        """Servers left out with ``skip_unreachable=True``, one error each (empty otherwise)."""
-
-    @property
-    def servers(self) -> list[MCPServer]:
-        """The registered servers (empty once closed)."""
-        return [] if self._closed else list(self._servers)
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    def close(self) -> None:
-        """Close every server (idempotent). Nothing to wait for: the sessions are the tooling service's."""
-        self._closed = True
-        for server in self._servers:
-            server.close()
-
-    async def aclose(self) -> None:
-        """:meth:`close`, awaitable."""
-        self.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import weakref
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 from agents import Agent
@@ -17,7 +17,7 @@ from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfig
 from agents_a365.tooling.extensibility import check_limit, keyword_aliases, list_servers, unique_servers
 from agents_a365.tooling.extension_base import ExtensionServiceBase
 
-from ._connections import McpServerConnections, build_servers, check_server_options, server_url
+from ._connections import build_servers, check_server_options, server_url
 from ._conversion import to_chat_history_messages
 from ._server import A365MCPServer
 
@@ -58,16 +58,16 @@ class McpToolRegistrationService(ExtensionServiceBase):
         logger: logging.Logger | None = None,
     ) -> None:
         super().__init__(configuration_service, configuration=configuration, logger=logger)
-        # id(returned agent) -> (that agent, its connections). The agent is held so its id
-        # cannot be reused by another object while the entry exists.
-        # The task that registered them: an earlier turn's servers are closed once it is over (see _retire).
-        self._open: dict[int, tuple[Agent[Any], McpServerConnections, asyncio.Task[Any] | None]] = {}
-        # Every connection set registered (connected_agent blocks included), for cleanup_all_servers; held
-        # weakly: each is held by self._open, a retiring task or its block until it is closed.
-        self._live: weakref.WeakSet[McpServerConnections] = weakref.WeakSet()
+        # Every server this service registered and has not closed, held weakly (the agent clones carrying them
+        # hold them), for cleanup_all_servers. The value: the task of the add_tool_servers_to_agent call that
+        # registered it (a later registration of its clone closes it once that task is over, see _retire),
+        # or None for a connected_agent block's (closed by its block).
+        self._servers: weakref.WeakKeyDictionary[A365MCPServer, asyncio.Task[Any] | None] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def __repr__(self) -> str:
-        return f"McpToolRegistrationService({self.configuration!r}, open_agents={len(self._open)})"
+        return f"McpToolRegistrationService({self.configuration!r}, open_servers={len(self._servers)})"
 
     # -- lifecycle -------------------------------------------------------------------------
     async def aclose(self) -> None:
@@ -77,18 +77,26 @@ class McpToolRegistrationService(ExtensionServiceBase):
 
     async def cleanup_all_servers(self) -> None:
         """Close every MCP server this service connected (Microsoft's name); the service stays usable."""
-        for connections in list(self._live):  # those of self._open too (it holds them: clear it after)
-            connections.close()
-        self._open.clear()
+        self._close(list(self._servers))
 
-    @staticmethod
-    def _retire(connections: McpServerConnections, owner: asyncio.Task[Any] | None) -> None:
+    def _close(self, servers: Iterable[A365MCPServer]) -> None:
+        for server in servers:
+            self._servers.pop(server, None)
+            server.close()
+
+    def _registered(self, agent: Agent[Any]) -> list[A365MCPServer]:
+        """The servers on ``agent`` that add_tool_servers_to_agent registered and that are still open."""
+        return [s for s in agent.mcp_servers or [] if isinstance(s, A365MCPServer) and self._servers.get(s)]
+
+    def _retire(self, servers: Iterable[A365MCPServer]) -> None:
         """Close servers an earlier turn registered (replaced now) once that turn's task is over: its run
         may still be using them."""
-        if owner is None or owner.done() or owner is asyncio.current_task():
-            connections.close()
-        else:
-            owner.add_done_callback(lambda _: connections.close())
+        for server in servers:
+            owner = self._servers.get(server)
+            if owner is None or owner.done() or owner is asyncio.current_task():
+                self._close([server])
+            else:
+                owner.add_done_callback(lambda _, server=server: self._close([server]))
 
     # -- registration ----------------------------------------------------------------------
     @keyword_aliases(auth="authorization", context="turn_context")  # Microsoft's keywords
@@ -129,7 +137,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
         ``server_options`` are arguments of every new server: ``MCPServer``'s (``require_approval``,
         ``use_structured_content``, ``tool_meta_resolver`` …), ``tool_filter`` and ``cache_tools_list``.
         """
-        clone, connections = await self._register(
+        clone, servers = await self._register(
             agent,
             authorization,
             auth_handler_name,
@@ -138,22 +146,17 @@ class McpToolRegistrationService(ExtensionServiceBase):
             skip_unreachable,
             server_options,
         )
-        earlier = self._open.pop(id(agent), None)  # `agent` is a clone this service returned
-        if earlier is not None:
-            self._retire(earlier[1], earlier[2])
-        if connections is not None:
-            self._open[id(clone)] = (clone, connections, asyncio.current_task())
+        self._retire(self._registered(agent))  # `agent` is a clone this service returned
+        self._servers.update(dict.fromkeys(servers, asyncio.current_task()))
         return clone
 
     async def close_tool_servers(self, agent: Agent[Any]) -> None:
         """Close the MCP servers :meth:`add_tool_servers_to_agent` connected for ``agent`` (the
         returned clone). Idempotent; an agent this service did not return is ignored."""
-        # The entry holds its agent alive, so no other object can share that id meanwhile.
-        entry = self._open.pop(id(agent), None)
-        if entry is None:
+        servers = self._registered(agent)
+        if not servers:
             logger.debug("close_tool_servers: no MCP servers open for this agent")
-            return
-        entry[1].close()
+        self._close(servers)
 
     @contextlib.asynccontextmanager
     async def connected_agent(
@@ -168,7 +171,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
         server_options: Mapping[str, Any] | None = None,
     ) -> AsyncIterator[Agent[TContext]]:
         """``async with``: the clone of :meth:`add_tool_servers_to_agent`, its servers closed on exit."""
-        clone, connections = await self._register(
+        clone, servers = await self._register(
             agent,
             authorization,
             auth_handler_name,
@@ -177,8 +180,11 @@ class McpToolRegistrationService(ExtensionServiceBase):
             skip_unreachable,
             server_options,
         )
-        async with connections if connections is not None else contextlib.nullcontext():
+        self._servers.update(dict.fromkeys(servers))  # closed by this block, not by a later registration
+        try:
             yield clone
+        finally:
+            self._close(servers)
 
     async def _register(
         self,
@@ -189,7 +195,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
         auth_token: str | None,
         skip_unreachable: bool,
         server_options: Mapping[str, Any] | None,
-    ) -> tuple[Agent[TContext], McpServerConnections | None]:
+    ) -> tuple[Agent[TContext], list[A365MCPServer]]:
         if agent is None:
             raise ValueError("agent is required")
         if turn_context is None:
@@ -205,7 +211,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
         configs = unique_servers(discovered, known)  # a server already on the agent is not added again
         # Listed by the core (cached per server and token: a warm turn makes no request) on the pooled
         # sessions the calls then use.
-        listed, skipped = await list_servers(
+        listed, _ = await list_servers(
             self.configuration_service.list_mcp_tools, configs, skip_unreachable=skip_unreachable
         )
         servers = build_servers(
@@ -217,12 +223,10 @@ class McpToolRegistrationService(ExtensionServiceBase):
         )
         if not servers:
             logger.info("no new MCP servers to add (%d discovered)", len(discovered))
-            return agent.clone(mcp_servers=existing), None
-        connections = McpServerConnections(servers, skipped)
-        self._live.add(connections)
+            return agent.clone(mcp_servers=existing), []
         names = ", ".join(s.name for s in servers)
         logger.info("added %d MCP server(s) to agent %r: %s", len(servers), agent.name, names)
-        return agent.clone(mcp_servers=[*existing, *servers]), connections
+        return agent.clone(mcp_servers=[*existing, *servers]), servers
 
     # -- chat history ----------------------------------------------------------------------
     async def send_chat_history(
