@@ -91,12 +91,7 @@ class Session:
                     session = await stack.enter_async_context(
                         ClientSession(read, write, message_handler=on_message, client_info=_CLIENT_INFO)
                     )
-                    span = (
-                        mcp_session_span(name, server.url)
-                        if pool._session_spans
-                        else contextlib.nullcontext()
-                    )
-                    with span:  # the handshake, in the first caller's trace
+                    with mcp_session_span(name, server.url):  # the handshake, in the first caller's trace
                         hello = await session.initialize()
                 version = str(
                     getattr(hello, "protocolVersion", None) or getattr(hello, "protocol_version", "")

@@ -70,7 +70,6 @@ class McpSessionPool:
         token_expiry_skew: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
         name: str = "a365-mcp-session",
-        session_spans: bool = True,
     ) -> None:
         if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 0:
             raise ValueError("max_sessions must be a non-negative integer")
@@ -84,7 +83,6 @@ class McpSessionPool:
         self.token_expiry_skew = token_expiry_skew
         self._clock = clock
         self._name = name  # the holder tasks' name prefix (``<name>-<server>``)
-        self._session_spans = session_spans  # an ``initialize`` span per session opened
         self._entries: dict[Key, Session] = {}
         self._holders: set[asyncio.Task[None]] = set()
         self._timer: asyncio.TimerHandle | None = None

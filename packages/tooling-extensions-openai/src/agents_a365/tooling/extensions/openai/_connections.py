@@ -4,7 +4,6 @@ resolved."""
 from __future__ import annotations
 
 import inspect
-import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -17,8 +16,6 @@ from agents_a365.tooling.extensibility import McpSessionPool, resolve_tool_names
 from ._server import A365MCPServer
 
 __all__ = ["build_servers", "check_server_options", "server_url"]
-
-logger = logging.getLogger(__name__)
 
 # What ``server_options`` may set: ``MCPServer``'s own arguments (those of the installed openai-agents)
 # and the two ``MCPServerStreamableHttp`` ones the server implements.
