@@ -172,6 +172,11 @@ async def test_concurrent_first_calls_of_a_warm_turn_share_one_lazy_session(
     with pytest.raises(RuntimeError, match="after it exits"):
         await tools["list_events"].ainvoke({"date": "2026-01-01"})  # never opened: refuses to open
     assert _methods(_since(emulator, mark), "calendar") == []
+    # A refused call is not a failed one: the servers' cached definitions stay (the next turn lists nothing).
+    mark = _mark(emulator)
+    async with service.mcp_tools(authorization, AUTH_HANDLER, _turn(activity="activity-3")):
+        pass
+    assert _methods(_since(emulator, mark), "mail") == _methods(_since(emulator, mark), "calendar") == []
 
 
 @pytest.mark.parametrize("mode", MODES)

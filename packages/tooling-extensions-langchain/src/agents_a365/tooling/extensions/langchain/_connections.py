@@ -56,19 +56,12 @@ class TurnScope:
 class _PoolSession:
     """Stands in for a server's ``ClientSession`` in langchain-mcp-adapters' tools (``call_tool`` only)."""
 
-    __slots__ = ("_pool", "_schemas", "_scope", "_server")
+    __slots__ = ("_pool", "_schemas", "_server")
 
-    def __init__(
-        self,
-        pool: McpSessionPool,
-        server: MCPServerConfig,
-        definitions: Sequence[McpTool],
-        scope: TurnScope | None,
-    ) -> None:
+    def __init__(self, pool: McpSessionPool, server: MCPServerConfig, definitions: Sequence[McpTool]) -> None:
         self._pool = pool
         self._server = server
         self._schemas = {d.name: d.outputSchema for d in definitions if d.outputSchema is not None}
-        self._scope = scope
 
     def __repr__(self) -> str:
         return f"_PoolSession({self._server.mcp_server_name!r})"
@@ -76,11 +69,6 @@ class _PoolSession:
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None = None, progress_callback: Any = None, **_: Any
     ) -> CallToolResult:
-        if self._scope is not None and self._scope.closed:
-            raise RuntimeError(
-                f"MCP server {self._server.mcp_server_name!r}: the tools of an mcp_tools() block cannot be "
-                "called after it exits"
-            )
         return await self._pool.call_tool(
             self._server,
             name,
@@ -90,11 +78,13 @@ class _PoolSession:
         )
 
 
-def _intercepted(cache: ToolDefinitionCache, server: MCPServerConfig) -> ToolCallInterceptor:
-    """The interceptor of every call of ``server``'s tools: refuses, before anything is sent, a turn of
-    another identity than the server's; records a GenAI ``execute_tool`` span (no-op without telemetry);
-    when the call itself fails forgets the server's cached definitions and scrubs token-shaped text out of
-    the failure.
+def _intercepted(
+    cache: ToolDefinitionCache, server: MCPServerConfig, scope: TurnScope | None
+) -> ToolCallInterceptor:
+    """The interceptor of every call of ``server``'s tools: refuses, before anything is sent, a call once
+    ``scope`` (an ``mcp_tools`` block) is closed and a turn of another identity than the server's; records a
+    GenAI ``execute_tool`` span (no-op without telemetry); when the call itself fails forgets the server's
+    cached definitions and scrubs token-shaped text out of the failure.
 
     Only failures of the call itself (connecting, transport, protocol errors, timeouts) invalidate; a
     tool's own error result (``isError``) is converted after the interceptors and keeps the entry.
@@ -104,6 +94,10 @@ def _intercepted(cache: ToolDefinitionCache, server: MCPServerConfig) -> ToolCal
     async def intercept(
         request: MCPToolCallRequest, handler: Callable[[MCPToolCallRequest], Awaitable[MCPToolCallResult]]
     ) -> MCPToolCallResult:
+        if scope is not None and scope.closed:
+            raise RuntimeError(
+                f"MCP server {name!r}: the tools of an mcp_tools() block cannot be called after it exits"
+            )
         runtime = request.runtime
         context = getattr(runtime, "context", None)
         check_turn(server.identity, context, what=f"MCP server {name!r}")
@@ -125,8 +119,8 @@ async def to_langchain(
     """What ``load_mcp_tools`` builds from the listed tools (same names, schemas and metadata, no name
     prefix, MCP execution errors returned to the model), calling through the core's session pool, plus
     cache invalidation. Converted in batches: thousands of tools never hold the event loop in one step."""
-    session = cast(ClientSession, _PoolSession(core.session_pool, server, definitions, scope))
-    interceptors = [_intercepted(core.tool_definitions, server)]
+    session = cast(ClientSession, _PoolSession(core.session_pool, server, definitions))
+    interceptors = [_intercepted(core.tool_definitions, server, scope)]
     tools: list[BaseTool] = []
     for start in range(0, len(definitions), _CONVERT_BATCH):
         if start:

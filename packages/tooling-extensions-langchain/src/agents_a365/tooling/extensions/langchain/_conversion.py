@@ -8,6 +8,7 @@ How to read the role, the text and the id of a ``BaseMessage``; every shared rul
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Iterable, Mapping
 from datetime import datetime
@@ -80,17 +81,10 @@ def _part_text(part: Any) -> str | None:
 _BASE_TEXT = inspect.getattr_static(BaseMessage, "text", None)
 
 
-_OVERRIDES: dict[type, bool] = {}
-
-
+@functools.cache
 def _overrides_text(cls: type) -> bool:
     """Whether a message class defines its own ``text`` (langchain-core's is the default); cached per class."""
-    known = _OVERRIDES.get(cls)
-    if known is None:
-        known = _OVERRIDES[cls] = (
-            issubclass(cls, BaseMessage) and inspect.getattr_static(cls, "text", None) is not _BASE_TEXT
-        )
-    return known
+    return issubclass(cls, BaseMessage) and inspect.getattr_static(cls, "text", None) is not _BASE_TEXT
 
 
 def extract_text(message: Any) -> str | None:
