@@ -116,6 +116,5 @@ class ChatHistorySends(ExtensionServiceBase):
         Always sends, even an empty list (threat protection registers the user message from
         it). Remote failures come back as a failed result; bad arguments raise ``ValueError``.
         """
-        require(turn_context, "turn_context")
-        require(messages, "messages")
+        require(turn_context, "turn_context")  # the history builder checks ``messages``
         return await self.send_history(turn_context, convert_messages(messages, limit), options)

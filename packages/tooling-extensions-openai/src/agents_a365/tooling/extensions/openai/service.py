@@ -279,6 +279,5 @@ class McpToolRegistrationService(ExtensionServiceBase):
         """
         if turn_context is None:
             raise ValueError("turn_context is required")
-        if messages is None:
-            raise ValueError("messages is required")
+        # The history builder checks ``messages`` (``messages is required`` …).
         return await self.send_history(turn_context, to_chat_history_messages(messages, limit=limit), options)
