@@ -123,17 +123,13 @@ class McpSessionPool:
         if meta is not None:
             params["_meta"] = meta
         request: Any = types.CallToolRequest(params=types.CallToolRequestParams(**params))
-        if isinstance(
-            types.ClientRequest, type
-        ):  # mcp 1 wraps requests in a root model; mcp 2 takes them as is
+        # mcp 1 wraps requests in a root model; mcp 2 takes them as is.
+        if isinstance(types.ClientRequest, type):
             request = types.ClientRequest(request)
-
-        async def call(session: ClientSession) -> types.CallToolResult:
-            return await session.send_request(
-                request, types.CallToolResult, progress_callback=progress_callback
-            )
-
-        result = await self._run(server, lambda entry: call(entry.ready.result()), idempotent=False)
+        result = await self.run(
+            server,
+            lambda s: s.send_request(request, types.CallToolResult, progress_callback=progress_callback),
+        )
         if output_schema is not None and not result.isError:
             check_structured(server, name, result, output_schema)
         return result
