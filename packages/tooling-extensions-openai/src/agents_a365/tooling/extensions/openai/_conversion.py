@@ -36,20 +36,14 @@ TOOL_OUTPUT_TYPES = frozenset({"function_call_output"})
 # Where an item carries its own time (epoch seconds or ISO text): kept instead of "now".
 TIMESTAMP_FIELDS = ("created_at", "timestamp")
 
-_MISSING = object()
-
-
 def _field(item: Any, name: str) -> Any:
     """``item[name]`` for mappings, ``item.name`` otherwise; ``None`` when absent or unreadable."""
     if type(item) is dict:  # the common item (a TypedDict), without the ABC check of every call
         return item.get(name)
     try:
-        if isinstance(item, Mapping):
-            return item.get(name)
-        value = getattr(item, name, _MISSING)
+        return item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
     except Exception:  # exotic objects whose accessors raise count as "no such field"
         return None
-    return None if value is _MISSING else value
 
 
 def _nonblank(value: Any) -> str | None:
