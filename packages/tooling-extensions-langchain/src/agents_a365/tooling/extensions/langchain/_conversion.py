@@ -96,7 +96,7 @@ def extract_text(message: Any) -> str | None:
     langchain-core's ``.text`` would concatenate them with no separator); then the ``text``
     accessor for other shapes. Whitespace-only text counts as no text.
     """
-    if _overrides_text(type(message)):
+    if _overrides_text(type(message)):  # type: ignore[arg-type]  # typeshed: a class is not Hashable
         own = _text_accessor(message)
         if own is not None and own.strip():
             return own

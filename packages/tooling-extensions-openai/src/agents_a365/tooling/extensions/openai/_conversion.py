@@ -36,6 +36,7 @@ TOOL_OUTPUT_TYPES = frozenset({"function_call_output"})
 # Where an item carries its own time (epoch seconds or ISO text): kept instead of "now".
 TIMESTAMP_FIELDS = ("created_at", "timestamp")
 
+
 def _field(item: Any, name: str) -> Any:
     """``item[name]`` for mappings, ``item.name`` otherwise; ``None`` when absent or unreadable."""
     if type(item) is dict:  # the common item (a TypedDict), without the ABC check of every call

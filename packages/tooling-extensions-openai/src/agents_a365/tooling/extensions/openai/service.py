@@ -88,15 +88,14 @@ class McpToolRegistrationService(ExtensionServiceBase):
         """The servers on ``agent`` that add_tool_servers_to_agent registered and that are still open."""
         return [s for s in agent.mcp_servers or [] if isinstance(s, A365MCPServer) and self._servers.get(s)]
 
-    def _retire(self, servers: Iterable[A365MCPServer]) -> None:
-        """Close servers an earlier turn registered (replaced now) once that turn's task is over: its run
-        may still be using them."""
-        for server in servers:
-            owner = self._servers.get(server)
-            if owner is None or owner.done() or owner is asyncio.current_task():
-                self._close([server])
-            else:
-                owner.add_done_callback(lambda _, server=server: self._close([server]))
+    def _retire(self, server: A365MCPServer) -> None:
+        """Close a server an earlier turn registered (replaced now) once that turn's task is over: its run
+        may still be using it."""
+        owner = self._servers.get(server)
+        if owner is None or owner.done() or owner is asyncio.current_task():
+            self._close([server])
+        else:
+            owner.add_done_callback(lambda _: self._close([server]))
 
     # -- registration ----------------------------------------------------------------------
     @keyword_aliases(auth="authorization", context="turn_context")  # Microsoft's keywords
@@ -146,7 +145,8 @@ class McpToolRegistrationService(ExtensionServiceBase):
             skip_unreachable,
             server_options,
         )
-        self._retire(self._registered(agent))  # `agent` is a clone this service returned
+        for earlier in self._registered(agent):  # `agent` is a clone this service returned
+            self._retire(earlier)
         self._servers.update(dict.fromkeys(servers, asyncio.current_task()))
         return clone
 
