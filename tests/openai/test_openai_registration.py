@@ -219,6 +219,10 @@ async def test_connected_agent_closes_every_session_and_leaves_no_task(
         with pytest.raises(RuntimeError, match="'mail' is closed"):  # a closed turn's server refuses
             await servers["mail"].call_tool("list_emails", {})
         assert len(emulator.requests_for("mcp")) == calls  # nothing sent
+        # A refused call is not a failed one: the cached definitions stay (the next turn lists nothing).
+        async with service.connected_agent(Agent(name="a"), emulator.authorization(), AUTH_HANDLER, turn):
+            pass
+        assert len(emulator.requests_for("mcp")) == calls
     assert not await leaked_tasks(tasks_before, pooled=True)  # the service's end closed them
     deletes = [r.server for r in emulator.requests_for("mcp") if r.method == "DELETE"]
     # Per server one session: the one the core listed on served the call.

@@ -134,9 +134,12 @@ class A365MCPServer(MCPServer):
         """:meth:`close` (the SDK's name)."""
         self.close()
 
-    async def _run(self, operation: Callable[[McpSessionPool], Awaitable[T]]) -> T:
+    def _refuse_if_closed(self) -> None:
         if self._closed:
             raise RuntimeError(f"MCP server {self.name!r} is closed: its turn ended")
+
+    async def _run(self, operation: Callable[[McpSessionPool], Awaitable[T]]) -> T:
+        self._refuse_if_closed()
         result = await operation(self._pool)
         self._connected = True
         return result
@@ -192,6 +195,7 @@ class A365MCPServer(MCPServer):
     async def call_tool(
         self, tool_name: str, arguments: dict[str, Any] | None, meta: dict[str, Any] | None = None
     ) -> CallToolResult:
+        self._refuse_if_closed()  # before the span: a refused call is not a failed one (the cache stays)
         noted = _CALL.get()
         call_id = noted[1] if noted is not None and noted[0] == tool_name else None
         with tool_call_span(self.name, tool_name, call_id, arguments=arguments) as span:
