@@ -25,9 +25,8 @@ from ._manifest import entries_stepwise, read_manifest
 from ._part import ServicePart, Shared
 from ._redact import scrub
 from ._scopes import is_v2_server, token_scope_for
-from ._spans import operation, tracing
+from ._spans import identity_attributes, operation, tracing
 from ._stepwise import Steps, json_value, mapped, run_cooperatively
-from ._telemetry_hooks import turn_attributes
 from ._tokens import Tokens, cached, strip_bearer, usable_token
 from ._tool_names import unique_server_steps
 from ._turn import Turn, TurnKey
@@ -70,7 +69,9 @@ class Discovery(ServicePart):
         """See :meth:`McpToolServerConfigurationService.list_tool_servers` (``turn``: its turn, read once)."""
         manifest = self.configuration.use_tooling_manifest
         source = "manifest" if manifest else "gateway"
-        attributes = {"a365.discovery.source": source, **turn_attributes(turn)} if tracing() else None
+        attributes = (
+            {"a365.discovery.source": source, **identity_attributes(turn.identity)} if tracing() else None
+        )
         with operation(
             "a365.tooling.discovery",
             attributes=attributes,

@@ -19,7 +19,7 @@ from ._deprecation import check_options
 from ._part import ServicePart, Shared
 from ._redact import scrub
 from ._rtp_send import send_chat_history_request
-from ._telemetry_hooks import traced_rtp_send
+from ._telemetry_hooks import SendTelemetry
 from ._turn import Turn
 from .constants import CHAT_HISTORY_PATH
 from .errors import ChatHistorySendError
@@ -49,14 +49,29 @@ class ThreatProtection(ServicePart):
         self._slots = None
         self._sends.clear()
 
-    @traced_rtp_send
     async def send_chat_history(
         self,
         turn: Turn,
         chat_history_messages: Sequence[ChatHistoryMessage],
         options: ToolOptions | None = None,
     ) -> OperationResult:
-        """See :meth:`McpToolServerConfigurationService.send_chat_history` (``turn``: its turn, read once)."""
+        """See :meth:`McpToolServerConfigurationService.send_chat_history` (``turn``: its turn, read once).
+
+        One span per send (with the turn's identity), its duration and its outcome counted (delivered, or
+        failed by cause)."""
+        send = SendTelemetry(turn)
+        with send.span:
+            result = await self._send(turn, chat_history_messages, options, send)
+            send.finish(result)
+            return result
+
+    async def _send(
+        self,
+        turn: Turn,
+        chat_history_messages: Sequence[ChatHistoryMessage],
+        options: ToolOptions | None,
+        send: SendTelemetry,
+    ) -> OperationResult:
         check_options(options, ToolOptions)
         body, record = _request_body(turn, chat_history_messages)
         if self.closed:
@@ -73,7 +88,7 @@ class ThreatProtection(ServicePart):
         try:
             async with deadline:
                 result = await send_chat_history_request(
-                    self.http_client, url, body, headers, self.configuration, self._send_slots()
+                    self.http_client, url, body, headers, self.configuration, self._send_slots(), send
                 )
         except (
             Exception

@@ -23,7 +23,7 @@ from ._cache import ToolDefinitionCache
 from ._discovery import Discovery
 from ._part import Shared
 from ._sessions import McpSessionPool
-from ._telemetry_hooks import traced_mcp_listing
+from ._telemetry_hooks import mcp_session_span
 from ._threat_protection import ThreatProtection
 from ._transport import core_client
 from ._turn import read_turn
@@ -255,7 +255,12 @@ class McpToolServerConfigurationService:
             allow_insecure_http=self.configuration.allow_insecure_http,
             what=f"MCP server {server_name!r}",
         )
-        return await _list_server_tools(server_name, server_config, pool=self.session_pool)
+        pool = self.session_pool
+        # One CLIENT span ``tools/list`` per listing (server, address, tool count, outcome).
+        with mcp_session_span(server_name, str(server_config.url), method="tools/list") as span:
+            tools = await pool.list_tools(server_config)
+            span.set("a365.mcp.tool_count", len(tools))
+        return tools
 
     async def list_mcp_tools(self, server: MCPServerConfig) -> list[Tool]:
         """``server``'s tools from :attr:`tool_definitions` when fresh, else listed and cached.
@@ -292,13 +297,6 @@ class McpToolServerConfigurationService:
         """
         turn = read_turn(turn_context)  # the one read of the turn: its parts get this value
         return await self._threat_protection.send_chat_history(turn, chat_history_messages, options)
-
-
-@traced_mcp_listing
-async def _list_server_tools(
-    server_name: str, server: MCPServerConfig, *, pool: McpSessionPool
-) -> list[Tool]:
-    return await pool.list_tools(server)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
