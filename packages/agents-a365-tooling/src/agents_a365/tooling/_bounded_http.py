@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
 
 from ._transport import CoreClient
 
-__all__ = ["BoundedResponse", "ResponseTooLargeError", "parse_json", "request_bounded"]
+__all__ = ["BoundedResponse", "ResponseTooLargeError", "request_bounded"]
 
 
 class ResponseTooLargeError(Exception):
@@ -82,13 +80,3 @@ async def request_bounded(
             return BoundedResponse(response.status_code, response.headers, bytes(body))
         finally:
             await response.aclose()
-
-
-def parse_json(data: bytes) -> Any:
-    """``json.loads`` whose every failure (bad UTF-8, bad syntax, nesting too deep) is ``ValueError``."""
-    try:
-        return json.loads(data)
-    except RecursionError as exc:
-        raise ValueError("JSON nested too deeply") from exc
-    except ValueError:
-        raise

@@ -99,13 +99,8 @@ class Discovery(ServicePart):
             # checks); the same URL under two names is one server, registered once. In steps: a gateway may
             # list thousands of servers, and other conversations share this loop.
             identity = turn.guarded
-            stamped = await run_cooperatively(
-                mapped(
-                    listed,
-                    lambda pair: pair[0].model_copy(update={"headers": dict(pair[1]), "identity": identity}),
-                )
-            )
-            servers = await run_cooperatively(unique_server_steps(stamped))
+            stamped = (s.model_copy(update={"headers": dict(h), "identity": identity}) for s, h in listed)
+            servers = await run_cooperatively(unique_server_steps(stamped))  # stamped one per step
             span.set("a365.discovery.server_count", len(servers))
             return servers
 

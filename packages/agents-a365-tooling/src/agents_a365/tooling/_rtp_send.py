@@ -62,6 +62,7 @@ async def send_chat_history_request(
                     cause="queue_timeout",
                     attempts=attempt - 1,
                 )
+                send.cause = "queue_timeout"
                 break
             queue_left -= now() - queued_at
         else:

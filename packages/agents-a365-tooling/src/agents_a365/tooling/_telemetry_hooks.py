@@ -38,7 +38,8 @@ class SendTelemetry:
         attributes = identity_attributes(turn.identity) if tracing() else None
         self.span = operation("a365.tooling.send_chat_history", attributes=attributes, histogram="rtp")
         self.attempts = 0
-        self.cause: str | None = None  # the last failed attempt's: http_503, timeout, ConnectError...
+        # The last failed attempt's (http_503, timeout, ConnectError...), or queue_timeout.
+        self.cause: str | None = None
 
     def attempt(self, method: str, url: str) -> ToolCallSpan:
         """A CLIENT span for the next HTTP attempt (the null one while nothing records)."""
@@ -65,11 +66,9 @@ class SendTelemetry:
         outcome = "delivered" if result.succeeded else "failed"
         if not result.succeeded:
             error = result.errors[0].exception if result.errors else None
-            # A send fails by its last attempt's cause, unless it then waited too long for a slot.
-            cause = self.cause
-            if isinstance(error, ChatHistorySendError) and (error.cause == "queue_timeout" or cause is None):
-                cause = error.cause
-            cause = cause or "unknown"
+            # A send fails by its last attempt's cause (or a slot waited for too long), else by its error's.
+            fallback = error.cause if isinstance(error, ChatHistorySendError) else "unknown"
+            cause = self.cause or fallback
             span.fail(cause, str(error) if error is not None else "")
         span.set("a365.rtp.outcome", outcome)
         span.metric("a365.rtp.outcome", outcome)

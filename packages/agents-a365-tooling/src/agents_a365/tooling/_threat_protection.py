@@ -166,19 +166,11 @@ def _serialize(request: ChatMessageRequest) -> bytes:
         return request.model_dump_json(by_alias=True).encode()
     except PydanticSerializationError:
         # Lone surrogates (e.g. from JSON-decoded history) are not encodable as UTF-8:
-        # send U+FFFD in their place rather than lose the whole record.
+        # send U+FFFD in their place rather than lose the whole record (JSON's own characters are ASCII:
+        # only the text of its strings changes).
         data = request.model_dump(by_alias=True, mode="json")  # timestamps as "...Z" strings
-        return json.dumps(_replace_surrogates(data), ensure_ascii=False).encode()
-
-
-def _replace_surrogates(value: Any) -> Any:
-    if isinstance(value, str):
-        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    if isinstance(value, dict):
-        return {k: _replace_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_replace_surrogates(v) for v in value]
-    return value
+        text = json.dumps(data, ensure_ascii=False)
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
 
 
 def _required_text(value: Any, message: str) -> str:
