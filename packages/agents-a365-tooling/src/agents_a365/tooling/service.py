@@ -117,17 +117,11 @@ class McpToolServerConfigurationService:
             self._threat_protection.reset()
         if self._client is None:
             self._client_loop = loop
-            cfg = self.configuration
-            limits = httpx.Limits(
-                max_connections=cfg.max_connections,
-                max_keepalive_connections=cfg.max_connections,
-                # Under the 5 s idle timeout of Node's and uvicorn's servers: we drop an idle connection
-                # before the server does, instead of racing its close with our next request.
-                keepalive_expiry=4.0,
-            )
             # aiohttp's pool under httpx's API: httpcore's pool scans cost more CPU than the send.
             self._client = core_client(
-                verify=shared_ssl_context(), limits=limits, timeout=cfg.request_timeout
+                verify=shared_ssl_context(),
+                max_connections=self.configuration.max_connections,
+                timeout=self.configuration.request_timeout,
             )
         return self._client
 
