@@ -53,25 +53,11 @@ class ThreatProtection(ServicePart):
         self,
         turn: Turn,
         chat_history_messages: Sequence[ChatHistoryMessage],
-        options: ToolOptions | None = None,
-    ) -> OperationResult:
-        """See :meth:`McpToolServerConfigurationService.send_chat_history` (``turn``: its turn, read once).
-
-        One span per send (with the turn's identity), its duration and its outcome counted (delivered, or
-        failed by cause)."""
-        send = SendTelemetry(turn)
-        with send.span:
-            result = await self._send(turn, chat_history_messages, options, send)
-            send.finish(result)
-            return result
-
-    async def _send(
-        self,
-        turn: Turn,
-        chat_history_messages: Sequence[ChatHistoryMessage],
         options: ToolOptions | None,
         send: SendTelemetry,
     ) -> OperationResult:
+        """See :meth:`McpToolServerConfigurationService.send_chat_history` (``turn``: its turn, read once;
+        ``send``: its span, open)."""
         check_options(options, ToolOptions)
         body, record = _request_body(turn, chat_history_messages)
         if self.closed:

@@ -23,7 +23,7 @@ from ._cache import ToolDefinitionCache
 from ._discovery import Discovery
 from ._part import Shared
 from ._sessions import McpSessionPool
-from ._telemetry_hooks import mcp_session_span
+from ._telemetry_hooks import SendTelemetry, mcp_session_span
 from ._threat_protection import ThreatProtection
 from ._transport import core_client
 from ._turn import read_turn
@@ -290,7 +290,13 @@ class McpToolServerConfigurationService:
         (wrong types).
         """
         turn = read_turn(turn_context)  # the one read of the turn: its parts get this value
-        return await self._threat_protection.send_chat_history(turn, chat_history_messages, options)
+        send = SendTelemetry(turn)  # one span per send, its duration and outcome (delivered, or the cause)
+        with send.span:
+            result = await self._threat_protection.send_chat_history(
+                turn, chat_history_messages, options, send
+            )
+            send.finish(result)
+            return result
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
