@@ -206,7 +206,6 @@ class Discovery(ServicePart):
                     headers=headers(auth_token=auth_token, correlation_id=True),
                     timeout=cfg.request_timeout,
                     max_bytes=cfg.max_gateway_response_bytes,
-                    read_body=True,
                 )
             except ResponseTooLargeError as exc:
                 raise failure(f"answered a {exc}") from exc
