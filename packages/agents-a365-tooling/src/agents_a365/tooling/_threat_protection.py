@@ -76,9 +76,8 @@ class ThreatProtection(ServicePart):
                 result = await send_chat_history_request(
                     self.http_client, url, body, headers, self.configuration, self._send_slots(), send
                 )
-        except (
-            Exception
-        ) as exc:  # a result, never a raise (e.g. a caller's HTTP client closed under the send)
+        except Exception as exc:
+            # A result, never a raise (e.g. a caller's HTTP client closed under the send).
             reason = (
                 "the service closed before the send completed (drain deadline passed)"
                 if deadline.expired()
