@@ -132,7 +132,7 @@ async def test_a_send_that_then_waits_too_long_for_a_slot_fails_by_queue_timeout
             mcp_platform_endpoint=server.base_url,
             use_tooling_manifest=False,
             chat_history_concurrency=1,
-            chat_history_queue_timeout=0.2,
+            chat_history_queue_timeout=1.0,  # the second send gets the slot well within it, under load too
             chat_history_drain_timeout=0,
         )
         async with McpToolServerConfigurationService(cfg) as svc:
