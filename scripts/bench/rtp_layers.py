@@ -36,6 +36,8 @@ from httpx_aiohttp import AiohttpTransport
 from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration, ToolOptions
 from agents_a365.tooling._bounded_http import ResponseTooLargeError, request_bounded
 from agents_a365.tooling._rtp_send import send_chat_history_request
+from agents_a365.tooling._telemetry_hooks import SendTelemetry
+from agents_a365.tooling._turn import read_turn
 from agents_a365.tooling.headers import build_request_headers
 
 BODY = b'{"conversationId":"conversation-1","messageId":"activity-1","userMessage":"hi","chatHistory":[]}'
@@ -110,7 +112,9 @@ async def main() -> None:
 
             async def send_loop() -> None:
                 assert (
-                    await send_chat_history_request(client, url, BODY, headers, cfg, loop_slots)
+                    await send_chat_history_request(
+                        client, url, BODY, headers, cfg, loop_slots, SendTelemetry(read_turn(turn))
+                    )
                 ).succeeded
 
             async def ours() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -10,6 +11,7 @@ import pytest
 
 from agents_a365.emulator import Emulator, Fault
 from agents_a365.tooling import ChatHistoryMessage, McpToolServerConfigurationService, ToolingConfiguration
+from support.hostile_server import HostileServer, Request, behaviours
 from support.platform import production_config
 from support.telemetry import Telemetry, is_child
 from support.turns import make_turn_context
@@ -108,3 +110,44 @@ async def test_an_unreachable_endpoint_is_recorded_by_exception_type(telemetry: 
     assert (
         dict(telemetry.one("a365.tooling.send_chat_history").attributes or {})["error.type"] == "ConnectError"
     )
+
+
+async def test_a_send_that_then_waits_too_long_for_a_slot_fails_by_queue_timeout(
+    telemetry: Telemetry,
+) -> None:
+    # Its first attempt was answered 503; its retry found the one slot taken past its queue deadline.
+    answered = asyncio.Event()
+
+    async def first_503_then_hold(request: Request, writer: asyncio.StreamWriter) -> None:
+        if answered.is_set():
+            await asyncio.Event().wait()  # the other send holds the slot
+        await release.wait()
+        answered.set()
+        await behaviours.respond(503, {}, {"Retry-After": "0"})(request, writer)
+
+    release = asyncio.Event()
+    async with HostileServer() as server:
+        server.route("/chat-message", first_503_then_hold)
+        cfg = ToolingConfiguration(
+            mcp_platform_endpoint=server.base_url,
+            use_tooling_manifest=False,
+            chat_history_concurrency=1,
+            chat_history_queue_timeout=1.0,  # the second send gets the slot well within it, under load too
+            chat_history_drain_timeout=0,
+        )
+        async with McpToolServerConfigurationService(cfg) as svc:
+            first = asyncio.create_task(svc.send_chat_history(make_turn_context(activity_id="a1"), HISTORY))
+            await server.wait_for_requests()
+            second = asyncio.create_task(svc.send_chat_history(make_turn_context(activity_id="a2"), HISTORY))
+            for _ in range(5):  # the second send reaches the slot queue (no await suspends it before)
+                await asyncio.sleep(0)
+            release.set()
+            result = await first
+        await second
+    assert result.errors[0].exception.cause == "queue_timeout"  # type: ignore[attr-defined]
+    (send, _) = sorted(telemetry.named("a365.tooling.send_chat_history"), key=lambda s: s.start_time or 0)
+    assert dict(send.attributes or {})["error.type"] == "queue_timeout"
+    assert dict(send.attributes or {})["a365.rtp.attempts"] == 1
+    assert ((("a365.rtp.outcome", "failed"), ("error.type", "queue_timeout")), 1) in telemetry.counts(
+        "a365.tooling.threat_protection.sends"
+    ).items()

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
 
 from ._transport import CoreClient
 
-__all__ = ["BoundedResponse", "ResponseTooLargeError", "parse_json", "request_bounded"]
+__all__ = ["BoundedResponse", "ResponseTooLargeError", "request_bounded"]
 
 
 class ResponseTooLargeError(Exception):
@@ -52,13 +50,11 @@ async def request_bounded(
     timeout: float,
     max_bytes: int,
     content: bytes | None = None,
-    read_body: bool = True,
 ) -> BoundedResponse:
     """The response, its body read up to ``max_bytes``; the whole exchange within ``timeout`` s.
 
     Raises ``TimeoutError`` at the deadline, :class:`ResponseTooLargeError` past the cap, and
-    ``httpx.HTTPError`` for transport failures. ``read_body=False`` skips the body (the
-    connection is closed rather than drained).
+    ``httpx.HTTPError`` for transport failures.
     """
     if isinstance(client, CoreClient):  # nothing of its own to merge: build_request is a third of its CPU
         # No per-read timeouts: the deadline below bounds it all (aiohttp's re-armed read timer costs CPU).
@@ -74,21 +70,10 @@ async def request_bounded(
             if declared.isascii() and declared.isdigit() and int(declared) > max_bytes:
                 raise ResponseTooLargeError(max_bytes)
             body = bytearray()
-            if read_body:
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > max_bytes:
-                        raise ResponseTooLargeError(max_bytes)
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > max_bytes:
+                    raise ResponseTooLargeError(max_bytes)
             return BoundedResponse(response.status_code, response.headers, bytes(body))
         finally:
             await response.aclose()
-
-
-def parse_json(data: bytes) -> Any:
-    """``json.loads`` whose every failure (bad UTF-8, bad syntax, nesting too deep) is ``ValueError``."""
-    try:
-        return json.loads(data)
-    except RecursionError as exc:
-        raise ValueError("JSON nested too deeply") from exc
-    except ValueError:
-        raise

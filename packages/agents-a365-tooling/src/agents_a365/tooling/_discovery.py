@@ -25,9 +25,8 @@ from ._manifest import entries_stepwise, read_manifest
 from ._part import ServicePart, Shared
 from ._redact import scrub
 from ._scopes import is_v2_server, token_scope_for
-from ._spans import operation, tracing
+from ._spans import identity_attributes, operation, tracing
 from ._stepwise import Steps, json_value, mapped, run_cooperatively
-from ._telemetry_hooks import turn_attributes
 from ._tokens import Tokens, cached, strip_bearer, usable_token
 from ._tool_names import unique_server_steps
 from ._turn import Turn, TurnKey
@@ -70,7 +69,9 @@ class Discovery(ServicePart):
         """See :meth:`McpToolServerConfigurationService.list_tool_servers` (``turn``: its turn, read once)."""
         manifest = self.configuration.use_tooling_manifest
         source = "manifest" if manifest else "gateway"
-        attributes = {"a365.discovery.source": source, **turn_attributes(turn)} if tracing() else None
+        attributes = (
+            {"a365.discovery.source": source, **identity_attributes(turn.identity)} if tracing() else None
+        )
         with operation(
             "a365.tooling.discovery",
             attributes=attributes,
@@ -98,13 +99,8 @@ class Discovery(ServicePart):
             # checks); the same URL under two names is one server, registered once. In steps: a gateway may
             # list thousands of servers, and other conversations share this loop.
             identity = turn.guarded
-            stamped = await run_cooperatively(
-                mapped(
-                    listed,
-                    lambda pair: pair[0].model_copy(update={"headers": dict(pair[1]), "identity": identity}),
-                )
-            )
-            servers = await run_cooperatively(unique_server_steps(stamped))
+            stamped = (s.model_copy(update={"headers": dict(h), "identity": identity}) for s, h in listed)
+            servers = await run_cooperatively(unique_server_steps(stamped))  # stamped one per step
             span.set("a365.discovery.server_count", len(servers))
             return servers
 
@@ -210,7 +206,6 @@ class Discovery(ServicePart):
                     headers=headers(auth_token=auth_token, correlation_id=True),
                     timeout=cfg.request_timeout,
                     max_bytes=cfg.max_gateway_response_bytes,
-                    read_body=True,
                 )
             except ResponseTooLargeError as exc:
                 raise failure(f"answered a {exc}") from exc

@@ -19,7 +19,7 @@ from agents_a365.runtime import OperationError, OperationResult
 from ._bounded_http import ResponseTooLargeError, request_bounded
 from ._redact import scrub
 from ._retry import RETRYABLE_STATUS, backoff_delay, parse_retry_after
-from ._telemetry_hooks import rtp_attempt
+from ._telemetry_hooks import SendTelemetry
 from .configuration import ToolingConfiguration
 from .errors import ChatHistorySendError
 
@@ -35,8 +35,10 @@ async def send_chat_history_request(
     headers: dict[str, str],
     cfg: ToolingConfiguration,
     slots: asyncio.Semaphore,
+    send: SendTelemetry,
 ) -> OperationResult:
-    """POST ``body`` with retries; the same ``body`` (and so the same ``messageId``) every attempt."""
+    """POST ``body`` with retries; the same ``body`` (and so the same ``messageId``) every attempt. Each
+    attempt is a span of ``send``'s, its failure noted as ``send.cause``."""
     now = asyncio.get_running_loop().time
     wire_timeout, queue_timeout = cfg.chat_history_timeout, cfg.chat_history_queue_timeout
     max_bytes = cfg.max_rtp_response_bytes
@@ -60,14 +62,15 @@ async def send_chat_history_request(
                     cause="queue_timeout",
                     attempts=attempt - 1,
                 )
+                send.cause = "queue_timeout"
                 break
             queue_left -= now() - queued_at
         else:
             await slots.acquire()
         logger.debug("chat history send attempt %d to %s (%d bytes)", attempt, url, len(body))
         started = now()
-        try:
-            with rtp_attempt("POST", url) as span:  # a span per attempt when traced
+        with send.attempt("POST", url) as span:  # a span per attempt when traced
+            try:
                 response = await request_bounded(
                     client,
                     "POST",
@@ -77,38 +80,51 @@ async def send_chat_history_request(
                     timeout=wire_left,
                     max_bytes=max_bytes,
                 )
-                span.answered(response.status_code, response.headers)
-        except TimeoutError:
-            error = ChatHistorySendError(
-                f"threat protection at {url} did not answer within {wire_timeout} s",
-                cause="timeout",
-                attempts=attempt,
-            )
-        except ResponseTooLargeError as exc:
-            error = ChatHistorySendError(
-                f"threat protection at {url} answered a {exc}", cause="response_too_large", attempts=attempt
-            )
-        except httpx.HTTPError as exc:
-            error = ChatHistorySendError(
-                f"threat protection at {url} is unreachable: {type(exc).__name__}: {scrub(exc)}",
-                attempts=attempt,
-            )
-            retryable = True
-        else:
-            if response.is_success:
-                logger.debug("chat history sent (attempt %d)", attempt)
-                return OperationResult.success()
-            error = ChatHistorySendError(
-                f"threat protection at {url} answered HTTP {response.status_code}",
-                cause="http_status",
-                status_code=response.status_code,
-                attempts=attempt,
-            )
-            retryable = response.status_code in RETRYABLE_STATUS
-            retry_after = parse_retry_after(response.headers.get("Retry-After"))
-        finally:
-            slots.release()
-            wire_left -= now() - started
+            except TimeoutError:
+                error = ChatHistorySendError(
+                    f"threat protection at {url} did not answer within {wire_timeout} s",
+                    cause="timeout",
+                    attempts=attempt,
+                )
+                send.cause = "timeout"
+                span.fail("timeout", "no answer within the send's deadline")
+            except ResponseTooLargeError as exc:
+                error = ChatHistorySendError(
+                    f"threat protection at {url} answered a {exc}",
+                    cause="response_too_large",
+                    attempts=attempt,
+                )
+                send.cause = "response_too_large"
+                span.fail("response_too_large")
+            except httpx.HTTPError as exc:
+                error = ChatHistorySendError(
+                    f"threat protection at {url} is unreachable: {type(exc).__name__}: {scrub(exc)}",
+                    attempts=attempt,
+                )
+                retryable = True
+                send.cause = type(exc).__qualname__
+                span.fail_with(exc)
+                span.set("a365.rtp.retryable", True)
+            else:
+                span.set("http.response.status_code", response.status_code)
+                if response.is_success:
+                    logger.debug("chat history sent (attempt %d)", attempt)
+                    return OperationResult.success()
+                error = ChatHistorySendError(
+                    f"threat protection at {url} answered HTTP {response.status_code}",
+                    cause="http_status",
+                    status_code=response.status_code,
+                    attempts=attempt,
+                )
+                retryable = response.status_code in RETRYABLE_STATUS
+                retry_after = parse_retry_after(response.headers.get("Retry-After"))
+                send.cause = f"http_{response.status_code}"
+                span.fail(str(response.status_code))
+                span.set("a365.rtp.retryable", retryable)
+                span.set("a365.rtp.retry_after", retry_after)
+            finally:
+                slots.release()
+                wire_left -= now() - started
         if not retryable or attempt >= max_attempts:
             break
         delay = retry_after if retry_after is not None else backoff_delay(attempt)

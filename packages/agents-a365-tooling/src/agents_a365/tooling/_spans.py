@@ -188,7 +188,10 @@ def enabled() -> bool:
     return _tracer() is not None or instruments() is not None
 
 
-def identity_attributes(identity: TurnIdentity) -> dict[str, Any]:
+def identity_attributes(identity: TurnIdentity | None) -> dict[str, Any]:
+    """The turn's identity as span attributes (the names Microsoft's observability packages use)."""
+    if identity is None:
+        return {}
     return {
         "gen_ai.conversation.id": identity.conversation_id,
         "gen_ai.agent.id": identity.agent_id,
@@ -221,7 +224,7 @@ def tool_call_span(
             "gen_ai.tool.call.id": call_id,
             "gen_ai.tool.type": "extension",
             "a365.mcp.server.name": server,
-            **(identity_attributes(turn) if turn is not None else {}),
+            **identity_attributes(turn),
         }
         if arguments is not None and record_tool_content():
             attributes["gen_ai.tool.call.arguments"] = content_text(arguments)

@@ -1,159 +1,82 @@
 """Instrumentation hooks of the core: a threat-protection send (one span per send, one child per HTTP
-attempt), the MCP listing session, token exchanges, cache lookups.
+attempt), MCP sessions, cache lookups.
 
-The send loop (``_rtp_send.py``) makes its HTTP calls itself, each inside ``with rtp_attempt(...)``;
-the attempt span follows the HTTP client conventions (``http.request.method``, ``server.address``,
-``http.response.status_code``, ``http.request.resend_count``, ``error.type``).
+The send loop (``_rtp_send.py``) makes its HTTP calls itself, each inside ``with send.attempt(...)``, and
+records on that span what it found; the attempt span follows the HTTP client conventions
+(``http.request.method``, ``server.address``, ``http.response.status_code``, ``http.request.resend_count``,
+``error.type``).
 """
 
 from __future__ import annotations
 
-import contextvars
 import functools
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urlsplit
-
-import httpx
 
 from agents_a365.runtime import OperationResult
 
-from ._bounded_http import ResponseTooLargeError
-from ._retry import RETRYABLE_STATUS, parse_retry_after
-from ._spans import NULL_SPAN, ToolCallSpan, _Live, enabled, identity_attributes, operation, tracing
-from ._telemetry import _tracer, instruments
+from ._spans import NULL_SPAN, ToolCallSpan, enabled, identity_attributes, operation, tracing
+from ._telemetry import instruments
 from ._turn import Turn
 from .errors import ChatHistorySendError
 
-__all__ = ["cache_lookup", "mcp_session_span", "rtp_attempt", "traced_mcp_listing", "traced_rtp_send"]
+__all__ = ["SendTelemetry", "cache_lookup", "mcp_session_span"]
 
 # Metric attribute sets that do not depend on the call, built once (the SDK reads, never changes, them).
 _DELIVERED = {"a365.rtp.outcome": "delivered"}
 _CACHE_ATTRIBUTES = {name: {"a365.cache.name": name} for name in ("token", "discovery")}
 
 
-@dataclass(slots=True)
-class _Send:
-    """What the attempts of one send tell their parent."""
+class SendTelemetry:
+    """One threat-protection send's span, created by the send and handed to its loop: the loop opens
+    :meth:`attempt` spans and notes each failed attempt's ``cause``; :meth:`finish` records the outcome."""
 
-    span: ToolCallSpan
-    attempts: int = 0
-    last_cause: str | None = None
+    __slots__ = ("attempts", "cause", "span")
 
+    def __init__(self, turn: Turn) -> None:
+        attributes = identity_attributes(turn.identity) if tracing() else None
+        self.span = operation("a365.tooling.send_chat_history", attributes=attributes, histogram="rtp")
+        self.attempts = 0
+        # The last failed attempt's (http_503, timeout, ConnectError...), or queue_timeout.
+        self.cause: str | None = None
 
-_CURRENT: contextvars.ContextVar[_Send | None] = contextvars.ContextVar("a365_rtp_send", default=None)
+    def attempt(self, method: str, url: str) -> ToolCallSpan:
+        """A CLIENT span for the next HTTP attempt (the null one while nothing records)."""
+        self.attempts += 1
+        if self.span is NULL_SPAN:
+            return NULL_SPAN
+        resend = self.attempts - 1
+        inst = instruments()
+        if resend and inst is not None:
+            inst["rtp_retries"].add(1, {"a365.rtp.retry_reason": self.cause or "unknown"})
+        attributes = {
+            "http.request.method": method,
+            **_address(url),
+            "url.full": url,
+            "http.request.resend_count": resend or None,
+        }
+        return operation(method, client=True, attributes=attributes)
 
-
-def traced_rtp_send(
-    method: Callable[..., Awaitable[OperationResult]],
-) -> Callable[..., Awaitable[OperationResult]]:
-    """Wrap ``ThreatProtection.send_chat_history``: a send span with the turn's identity and outcome,
-    the send's duration and its outcome counted (delivered, or failed by cause)."""
-
-    @functools.wraps(method)
-    async def send(self: Any, turn: Turn, *args: Any, **kwargs: Any) -> OperationResult:
-        span = operation(
-            "a365.tooling.send_chat_history",
-            attributes=turn_attributes(turn) if tracing() else None,
-            histogram="rtp",
-        )
+    def finish(self, result: OperationResult) -> None:
+        span, cause = self.span, None
         if span is NULL_SPAN:
-            return await method(self, turn, *args, **kwargs)
-        state = _Send(span)
-        token = _CURRENT.set(state)
-        try:
-            with span:
-                result = await method(self, turn, *args, **kwargs)
-                _finish(state, result)
-                return result
-        finally:
-            _CURRENT.reset(token)
-
-    return send
-
-
-def _finish(state: _Send, result: OperationResult) -> None:
-    span, cause = state.span, None
-    span.set("a365.rtp.attempts", state.attempts)
-    outcome = "delivered" if result.succeeded else "failed"
-    if not result.succeeded:
-        error = result.errors[0].exception if result.errors else None
-        # A send fails by its last attempt's cause, unless it then waited too long for a slot.
-        cause = state.last_cause
-        if isinstance(error, ChatHistorySendError) and (error.cause == "queue_timeout" or cause is None):
-            cause = error.cause
-        cause = cause or "unknown"
-        span.fail(cause, str(error) if error is not None else "")
-    span.set("a365.rtp.outcome", outcome)
-    span.metric("a365.rtp.outcome", outcome)
-    inst = instruments()
-    if inst is not None:
-        inst["rtp_sends"].add(
-            1, _DELIVERED if cause is None else {"a365.rtp.outcome": outcome, "error.type": cause}
-        )
-
-
-class _Attempt(_Live):
-    """One HTTP attempt of the current send: ``with rtp_attempt(...) as attempt: ...; attempt.answered(r)``."""
-
-    __slots__ = ("_state",)
-    _state: _Send  # set by rtp_attempt
-
-    def answered(self, status_code: int, headers: httpx.Headers) -> None:
-        self.set("http.response.status_code", status_code)
-        if not 200 <= status_code < 300:
-            self._state.last_cause = f"http_{status_code}"
-            self.fail(str(status_code))
-            self.set("a365.rtp.retryable", status_code in RETRYABLE_STATUS)
-            self.set("a365.rtp.retry_after", parse_retry_after(headers.get("Retry-After")))
-
-    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
-        if isinstance(exc, TimeoutError):
-            self._state.last_cause = "timeout"
-            self.fail("timeout", "no answer within the send's deadline")
-        elif isinstance(exc, ResponseTooLargeError):
-            self._state.last_cause = "response_too_large"
-            self.fail("response_too_large")
-        elif isinstance(exc, httpx.HTTPError):
-            self._state.last_cause = type(exc).__qualname__
-            self.fail_with(exc)
-            self.set("a365.rtp.retryable", True)
-        super().__exit__(exc_type, exc, tb)
-
-
-class _NoAttempt(ToolCallSpan):
-    __slots__ = ()
-
-    def answered(self, status_code: int, headers: httpx.Headers) -> None:
-        """Outside a traced send nothing is recorded."""
-
-
-_NO_ATTEMPT = _NoAttempt()
-
-
-def rtp_attempt(method: str, url: str) -> _Attempt | _NoAttempt:
-    """A CLIENT span for one attempt of the current send (nothing outside a traced send)."""
-    state = _CURRENT.get()
-    if state is None:
-        return _NO_ATTEMPT
-    state.attempts += 1
-    resend = state.attempts - 1
-    inst = instruments()
-    if resend and inst is not None:
-        inst["rtp_retries"].add(1, {"a365.rtp.retry_reason": state.last_cause or "unknown"})
-    attributes = {
-        "http.request.method": method,
-        **_address(url),
-        "url.full": url,
-        "http.request.resend_count": resend or None,
-    }
-    attempt = _Attempt(_tracer(), method, True, attributes, None, {})
-    attempt._state = state
-    return attempt
-
-
-_F = TypeVar("_F", bound=Callable[..., Awaitable[Any]])
+            return
+        span.set("a365.rtp.attempts", self.attempts)
+        outcome = "delivered" if result.succeeded else "failed"
+        if not result.succeeded:
+            error = result.errors[0].exception if result.errors else None
+            # A send fails by its last attempt's cause (or a slot waited for too long), else by its error's.
+            fallback = error.cause if isinstance(error, ChatHistorySendError) else "unknown"
+            cause = self.cause or fallback
+            span.fail(cause, str(error) if error is not None else "")
+        span.set("a365.rtp.outcome", outcome)
+        span.metric("a365.rtp.outcome", outcome)
+        inst = instruments()
+        if inst is not None:
+            inst["rtp_sends"].add(
+                1, _DELIVERED if cause is None else {"a365.rtp.outcome": outcome, "error.type": cause}
+            )
 
 
 def mcp_session_span(server_name: str, url: str | None = None, *, method: str = "initialize") -> ToolCallSpan:
@@ -180,25 +103,6 @@ def _address(url: str | None) -> Mapping[str, Any]:
         "server.address": parts.hostname,
         "server.port": parts.port or (443 if parts.scheme == "https" else 80),
     }
-
-
-def traced_mcp_listing(function: _F) -> _F:
-    """Wrap ``list_server_tools(server_name, server, *, timeout)``: one CLIENT span ``tools/list``
-    per MCP session opened to list a server's tools (server, address, tool count, outcome)."""
-
-    @functools.wraps(function)
-    async def listing(server_name: str, server: Any, **kwargs: Any) -> Any:
-        with mcp_session_span(server_name, str(server.url), method="tools/list") as span:
-            tools = await function(server_name, server, **kwargs)
-            span.set("a365.mcp.tool_count", len(tools))
-            return tools
-
-    return listing  # type: ignore[return-value]
-
-
-def turn_attributes(turn: Turn) -> dict[str, Any]:
-    """The turn's identity as span attributes (the names Microsoft's observability packages use)."""
-    return {} if turn.identity is None else identity_attributes(turn.identity)
 
 
 def cache_lookup(cache: str, *, hit: bool) -> None:

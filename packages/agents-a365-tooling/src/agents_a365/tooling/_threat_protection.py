@@ -19,7 +19,7 @@ from ._deprecation import check_options
 from ._part import ServicePart, Shared
 from ._redact import scrub
 from ._rtp_send import send_chat_history_request
-from ._telemetry_hooks import traced_rtp_send
+from ._telemetry_hooks import SendTelemetry
 from ._turn import Turn
 from .constants import CHAT_HISTORY_PATH
 from .errors import ChatHistorySendError
@@ -49,14 +49,15 @@ class ThreatProtection(ServicePart):
         self._slots = None
         self._sends.clear()
 
-    @traced_rtp_send
     async def send_chat_history(
         self,
         turn: Turn,
         chat_history_messages: Sequence[ChatHistoryMessage],
-        options: ToolOptions | None = None,
+        options: ToolOptions | None,
+        send: SendTelemetry,
     ) -> OperationResult:
-        """See :meth:`McpToolServerConfigurationService.send_chat_history` (``turn``: its turn, read once)."""
+        """See :meth:`McpToolServerConfigurationService.send_chat_history` (``turn``: its turn, read once;
+        ``send``: its span, open)."""
         check_options(options, ToolOptions)
         body, record = _request_body(turn, chat_history_messages)
         if self.closed:
@@ -73,11 +74,10 @@ class ThreatProtection(ServicePart):
         try:
             async with deadline:
                 result = await send_chat_history_request(
-                    self.http_client, url, body, headers, self.configuration, self._send_slots()
+                    self.http_client, url, body, headers, self.configuration, self._send_slots(), send
                 )
-        except (
-            Exception
-        ) as exc:  # a result, never a raise (e.g. a caller's HTTP client closed under the send)
+        except Exception as exc:
+            # A result, never a raise (e.g. a caller's HTTP client closed under the send).
             reason = (
                 "the service closed before the send completed (drain deadline passed)"
                 if deadline.expired()
@@ -151,19 +151,11 @@ def _serialize(request: ChatMessageRequest) -> bytes:
         return request.model_dump_json(by_alias=True).encode()
     except PydanticSerializationError:
         # Lone surrogates (e.g. from JSON-decoded history) are not encodable as UTF-8:
-        # send U+FFFD in their place rather than lose the whole record.
+        # send U+FFFD in their place rather than lose the whole record (JSON's own characters are ASCII:
+        # only the text of its strings changes).
         data = request.model_dump(by_alias=True, mode="json")  # timestamps as "...Z" strings
-        return json.dumps(_replace_surrogates(data), ensure_ascii=False).encode()
-
-
-def _replace_surrogates(value: Any) -> Any:
-    if isinstance(value, str):
-        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    if isinstance(value, dict):
-        return {k: _replace_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_replace_surrogates(v) for v in value]
-    return value
+        text = json.dumps(data, ensure_ascii=False)
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
 
 
 def _required_text(value: Any, message: str) -> str:

@@ -65,13 +65,18 @@ class CoreClient(httpx.AsyncClient):
     """The service's own client: it has no defaults to merge into a request (see ``request_bounded``)."""
 
 
-def core_client(*, verify: ssl.SSLContext, limits: httpx.Limits, timeout: float) -> CoreClient:
+# Under the 5 s idle timeout of Node's and uvicorn's servers: we drop an idle connection before the server
+# does, instead of racing its close with our next request.
+_KEEPALIVE_SECONDS = 4.0
+
+
+def core_client(*, verify: ssl.SSLContext, max_connections: int, timeout: float) -> CoreClient:
     """The service's pooled client (redirects never followed: a token must not travel elsewhere)."""
 
     def transport(proxy: httpx.Proxy | None = None) -> httpx.AsyncBaseTransport:
         def session() -> aiohttp.ClientSession:  # on the first request, inside the running loop
             connector = aiohttp.TCPConnector(
-                limit=limits.max_connections or 0, keepalive_timeout=limits.keepalive_expiry or 0, ssl=verify
+                limit=max_connections, keepalive_timeout=_KEEPALIVE_SECONDS, ssl=verify
             )
             return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())
 

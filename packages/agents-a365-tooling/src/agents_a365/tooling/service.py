@@ -23,7 +23,7 @@ from ._cache import ToolDefinitionCache
 from ._discovery import Discovery
 from ._part import Shared
 from ._sessions import McpSessionPool
-from ._telemetry_hooks import traced_mcp_listing
+from ._telemetry_hooks import SendTelemetry, mcp_session_span
 from ._threat_protection import ThreatProtection
 from ._transport import core_client
 from ._turn import read_turn
@@ -117,17 +117,11 @@ class McpToolServerConfigurationService:
             self._threat_protection.reset()
         if self._client is None:
             self._client_loop = loop
-            cfg = self.configuration
-            limits = httpx.Limits(
-                max_connections=cfg.max_connections,
-                max_keepalive_connections=cfg.max_connections,
-                # Under the 5 s idle timeout of Node's and uvicorn's servers: we drop an idle connection
-                # before the server does, instead of racing its close with our next request.
-                keepalive_expiry=4.0,
-            )
             # aiohttp's pool under httpx's API: httpcore's pool scans cost more CPU than the send.
             self._client = core_client(
-                verify=shared_ssl_context(), limits=limits, timeout=cfg.request_timeout
+                verify=shared_ssl_context(),
+                max_connections=self.configuration.max_connections,
+                timeout=self.configuration.request_timeout,
             )
         return self._client
 
@@ -255,7 +249,12 @@ class McpToolServerConfigurationService:
             allow_insecure_http=self.configuration.allow_insecure_http,
             what=f"MCP server {server_name!r}",
         )
-        return await _list_server_tools(server_name, server_config, pool=self.session_pool)
+        pool = self.session_pool
+        # One CLIENT span ``tools/list`` per listing (server, address, tool count, outcome).
+        with mcp_session_span(server_name, str(server_config.url), method="tools/list") as span:
+            tools = await pool.list_tools(server_config)
+            span.set("a365.mcp.tool_count", len(tools))
+        return tools
 
     async def list_mcp_tools(self, server: MCPServerConfig) -> list[Tool]:
         """``server``'s tools from :attr:`tool_definitions` when fresh, else listed and cached.
@@ -291,14 +290,13 @@ class McpToolServerConfigurationService:
         (wrong types).
         """
         turn = read_turn(turn_context)  # the one read of the turn: its parts get this value
-        return await self._threat_protection.send_chat_history(turn, chat_history_messages, options)
-
-
-@traced_mcp_listing
-async def _list_server_tools(
-    server_name: str, server: MCPServerConfig, *, pool: McpSessionPool
-) -> list[Tool]:
-    return await pool.list_tools(server)
+        send = SendTelemetry(turn)  # one span per send, its duration and outcome (delivered, or the cause)
+        with send.span:
+            result = await self._threat_protection.send_chat_history(
+                turn, chat_history_messages, options, send
+            )
+            send.finish(result)
+            return result
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
