@@ -146,3 +146,50 @@ async def test_many_users_keep_at_most_max_mcp_sessions_open(emu: Emulator) -> N
             await asyncio.gather(*(turn_of(u) for u in users))  # 8 users x 2 servers at once: over the bound
             assert len(service.session_pool) <= 5
         assert service.session_pool.opened >= 32
+
+
+async def test_cache_max_entries_bounds_every_cache_and_is_read_at_each_use(
+    emu: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tokens, discovery results and tool definitions are cached per user: ``A365_CACHE_MAX_ENTRIES``
+    bounds each cache (the least recently used user goes first), read at each store."""
+    monkeypatch.setenv("A365_CACHE_MAX_ENTRIES", "2")
+    authorization = emu.authorization()
+    config = ToolingConfiguration(mcp_platform_endpoint=emu.base_url, use_tooling_manifest=False)
+    async with McpToolServerConfigurationService(config) as service:
+
+        async def turn_of(user: str) -> None:
+            turn = make_turn_context(user_id=user, agentic_app_id=emu.config.agent_id)
+            servers = await service.list_tool_servers(turn, authorization, AUTH_HANDLER)
+            await service.list_mcp_tools(next(s for s in servers if s.mcp_server_name == "mail"))
+
+        def counts() -> tuple[int, int, int]:
+            listings = sum(r.jsonrpc_method == "tools/list" for r in emu.requests_for("mcp", server="mail"))
+            return len(emu.requests_for("gateway")), len(authorization.exchanges), listings
+
+        for user in ("u1", "u2", "u3"):
+            await turn_of(user)
+        first = counts()
+        await turn_of("u1")  # three users in caches of two: u1's entries went first
+        gateway, exchanges, listings = counts()
+        assert (gateway, listings) == (first[0] + 1, first[2] + 1)
+        assert exchanges > first[1]
+
+        monkeypatch.setenv("A365_CACHE_MAX_ENTRIES", "100")  # read at the next store
+        for user in ("u2", "u3", "u1", "u2", "u3"):
+            await turn_of(user)
+        settled = counts()
+        for user in ("u1", "u2", "u3"):
+            await turn_of(user)
+        assert counts() == settled  # all three users cached now: nothing requested
+
+
+def test_the_default_bound_keeps_a_thousand_users_of_eight_servers() -> None:
+    """At the default ``cache_max_entries`` 1,000 users of 8 servers keep their tool definitions (with 4,096
+    per cache their warm turns evicted each other and listed again: the host benchmark's 1,000 phase)."""
+    service = McpToolServerConfigurationService(ToolingConfiguration(use_tooling_manifest=False))
+    cache = service.tool_definitions
+    for user in range(1_000):
+        for server in range(8):
+            cache.put(f"https://mcp.example/{server}", {"Authorization": f"Bearer {user}"}, [])
+    assert cache.get("https://mcp.example/0", {"Authorization": "Bearer 0"}) == ()

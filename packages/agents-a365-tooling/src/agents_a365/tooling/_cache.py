@@ -19,8 +19,9 @@ from typing import Generic, TypeVar
 from mcp.types import Tool
 
 from ._stepwise import Steps, run, run_cooperatively
+from .constants import DEFAULT_CACHE_MAX_ENTRIES
 
-__all__ = ["AsyncTTLCache", "ToolDefinitionCache"]
+__all__ = ["AsyncTTLCache", "MaxEntries", "ToolDefinitionCache"]
 
 V = TypeVar("V")
 
@@ -35,8 +36,14 @@ class _Flight(Generic[V]):
         self.waiters = 0
 
 
+MaxEntries = int | Callable[[], int]
+"""A bound, or a function read at each store (a setting changed at run time applies to the next)."""
+
+
 class AsyncTTLCache(Generic[V]):
-    def __init__(self, max_entries: int = 4096, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, max_entries: MaxEntries = DEFAULT_CACHE_MAX_ENTRIES, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._entries: OrderedDict[Hashable, tuple[V, float, float]] = OrderedDict()  # value, stored at, ttl
         self._pending: dict[Hashable, _Flight[V]] = {}
         self._max_entries = max_entries
@@ -60,7 +67,8 @@ class AsyncTTLCache(Generic[V]):
             return
         self._entries[key] = (value, self._clock(), ttl)
         self._entries.move_to_end(key)
-        while len(self._entries) > self._max_entries:
+        limit = self._max_entries() if callable(self._max_entries) else self._max_entries
+        while len(self._entries) > limit:
             self._entries.popitem(last=False)
 
     async def get_or_create(
@@ -155,7 +163,11 @@ class ToolDefinitionCache:
     """
 
     def __init__(
-        self, ttl: float, *, max_entries: int = 4096, clock: Callable[[], float] = time.monotonic
+        self,
+        ttl: float,
+        *,
+        max_entries: MaxEntries = DEFAULT_CACHE_MAX_ENTRIES,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if ttl < 0:
             raise ValueError("ttl must be >= 0")

@@ -51,7 +51,9 @@ class Discovery(ServicePart):
     def __init__(self, shared: Shared) -> None:
         super().__init__(shared)
         self.tokens = Tokens(shared)
-        self.entries: AsyncTTLCache[tuple[MCPServerConfig, ...]] = AsyncTTLCache(clock=shared.clock)
+        self.entries: AsyncTTLCache[tuple[MCPServerConfig, ...]] = AsyncTTLCache(
+            lambda: shared.configuration.cache_max_entries, shared.clock
+        )
 
     def clear(self) -> None:
         self.tokens.clear()

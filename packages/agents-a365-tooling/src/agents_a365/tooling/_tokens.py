@@ -52,7 +52,9 @@ class Tokens(ServicePart):
 
     def __init__(self, shared: Shared) -> None:
         super().__init__(shared)
-        self.cache: AsyncTTLCache[str] = AsyncTTLCache(clock=shared.clock)
+        self.cache: AsyncTTLCache[str] = AsyncTTLCache(
+            lambda: shared.configuration.cache_max_entries, shared.clock
+        )
 
     def clear(self) -> None:
         self.cache.clear()

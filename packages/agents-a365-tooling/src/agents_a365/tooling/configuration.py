@@ -7,7 +7,12 @@ from pathlib import Path
 from agents_a365.runtime import RuntimeConfiguration
 from agents_a365.runtime.settings import Override, Setting, parse_bool, parse_float, parse_str
 
-from .constants import DEFAULT_PLATFORM_ENDPOINT, DEFAULT_PLATFORM_SCOPE, MANIFEST_FILE_NAME
+from .constants import (
+    DEFAULT_CACHE_MAX_ENTRIES,
+    DEFAULT_PLATFORM_ENDPOINT,
+    DEFAULT_PLATFORM_SCOPE,
+    MANIFEST_FILE_NAME,
+)
 
 __all__ = ["ToolingConfiguration"]
 
@@ -44,6 +49,7 @@ class ToolingConfiguration(RuntimeConfiguration):
     ``max_mcp_response_bytes``              ``A365_MAX_MCP_RESPONSE_BYTES``             16 MiB
     ``mcp_session_idle_timeout``            ``A365_MCP_SESSION_IDLE_TIMEOUT``           60 s (0: no reuse)
     ``max_mcp_sessions``                    ``A365_MAX_MCP_SESSIONS``                   256 kept open
+    ``cache_max_entries``                   ``A365_CACHE_MAX_ENTRIES``                  16,384 per cache
     ======================================  ==========================================  ==========
 
     ``use_tooling_manifest`` unset means "use the manifest in a development environment"
@@ -61,7 +67,9 @@ class ToolingConfiguration(RuntimeConfiguration):
     (threat protection) is not read further and the request fails; so is an answer to the core's MCP
     listing (``initialize``, a ``tools/list`` page) beyond ``max_mcp_response_bytes``. The service's MCP
     sessions (``session_pool``: listings and both extensions' calls, kept across turns per server and user
-    token) close when unused for ``mcp_session_idle_timeout``; at most ``max_mcp_sessions`` stay open.
+    token) close when unused for ``mcp_session_idle_timeout``; at most ``max_mcp_sessions`` stay open. Each
+    cache (tokens, discovery results, tool definitions: per user) keeps at most ``cache_max_entries``, the least
+    recently used going first.
     """
 
     mcp_platform_endpoint = Setting("MCP_PLATFORM_ENDPOINT", DEFAULT_PLATFORM_ENDPOINT, _parse_endpoint)
@@ -90,6 +98,7 @@ class ToolingConfiguration(RuntimeConfiguration):
     max_mcp_response_bytes = Setting("A365_MAX_MCP_RESPONSE_BYTES", 16 * 1024 * 1024, int)
     mcp_session_idle_timeout = Setting("A365_MCP_SESSION_IDLE_TIMEOUT", 60.0, parse_float)
     max_mcp_sessions = Setting("A365_MAX_MCP_SESSIONS", 256, int)
+    cache_max_entries = Setting("A365_CACHE_MAX_ENTRIES", DEFAULT_CACHE_MAX_ENTRIES, int)
 
     def __init__(
         self,
@@ -116,6 +125,7 @@ class ToolingConfiguration(RuntimeConfiguration):
         max_mcp_response_bytes: Override[int] | None = None,
         mcp_session_idle_timeout: Override[float] | None = None,
         max_mcp_sessions: Override[int] | None = None,
+        cache_max_entries: Override[int] | None = None,
         cluster_category: Override[str] | None = None,
         environment: Override[str] | None = None,
     ) -> None:

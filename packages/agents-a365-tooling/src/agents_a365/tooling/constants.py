@@ -13,6 +13,8 @@ DEFAULT_PLATFORM_SCOPE: Final = f"{PLATFORM_APP_ID}/.default"
 
 CHAT_HISTORY_PATH: Final = "/agents/real-time-threat-protection/chat-message"
 MANIFEST_FILE_NAME: Final = "ToolingManifest.json"
+#: Per cache (tokens, discovery, tool definitions): 2,048 users of 8 servers (~400 bytes a definitions entry).
+DEFAULT_CACHE_MAX_ENTRIES: Final = 16_384
 
 
 class Headers:

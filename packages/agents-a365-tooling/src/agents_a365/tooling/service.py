@@ -85,7 +85,11 @@ class McpToolServerConfigurationService:
         shared = Shared(self.configuration, clock, lambda: self.http_client)
         self._discovery = Discovery(shared)
         self._threat_protection = ThreatProtection(shared)
-        self._tool_definitions = ToolDefinitionCache(max(self.configuration.tool_cache_ttl, 0.0), clock=clock)
+        self._tool_definitions = ToolDefinitionCache(
+            max(self.configuration.tool_cache_ttl, 0.0),
+            max_entries=lambda: self.configuration.cache_max_entries,
+            clock=clock,
+        )
         self._tool_cache_ttl_from_settings = True
 
     @property
