@@ -37,11 +37,11 @@ def test_sse_frame_is_one_data_line_even_with_newlines() -> None:
 
 def test_state_machine_only_emits_protocol_chunk_types() -> None:
     state = UIMessageStreamState("m")
-    state.reasoning_delta("r")
-    state.text_delta("t")
+    state.delta("reasoning", "r")
+    state.delta("text", "t")
     state.tool_input_chunk(0, tool_call_id="c", tool_name="f", delta='{"a":')
     state.tool_input_chunk(0, delta="1}")
-    state.tool_output("c", '{"ok": true}')
+    state.tool_result("c", '{"ok": true}')
     state.tool_call("d", "g", "not json")
     state.error("x")
     state.finish()
@@ -54,8 +54,8 @@ def test_state_machine_only_emits_protocol_chunk_types() -> None:
 
 def test_output_for_an_unannounced_call_announces_it_and_duplicates_are_dropped() -> None:
     state = UIMessageStreamState("m")
-    state.tool_output("late", "plain text", tool_name="search")
-    state.tool_output("late", "plain text", tool_name="search")  # e.g. ``messages`` and ``updates`` mode
+    state.tool_result("late", "plain text", tool_name="search")
+    state.tool_result("late", "plain text", tool_name="search")  # e.g. ``messages`` and ``updates`` mode
     types = [c["type"] for c in state.drain()]
     assert types == [
         "start",
@@ -155,7 +155,7 @@ async def test_long_agent_runs_stay_bounded_by_what_is_open() -> None:
 async def test_error_text_is_masked_unless_the_app_opts_in() -> None:
     class Failing(UIStreamConverter[int]):
         def handle(self, event: int) -> None:
-            self.state.text_delta(str(event))
+            self.state.delta("text", str(event))
 
     async def events() -> Any:
         yield 1

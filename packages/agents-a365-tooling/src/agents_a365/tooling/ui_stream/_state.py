@@ -12,11 +12,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ._wire import ArgumentsParser, FinishReason, UIChunk, json_text, output_as_json, parse_arguments
 
 _UNFINISHED_TOOL_TEXT = "The tool call did not complete."
+
+PartKind = Literal["text", "reasoning"]
 
 
 @dataclass(slots=True)
@@ -50,8 +52,8 @@ class UIMessageStreamState:
         self._part: tuple[str, str, Hashable] | None = None
         self._parser = arguments_parser
         self._tool_inputs: dict[Hashable, _ToolInput] = {}
-        self._awaiting: dict[str, str] = {}  # tool call id -> tool name, until its output arrives
-        self._input_errors: set[str] = set()  # awaiting calls whose arguments were invalid
+        # Tool call id -> whether its arguments were invalid, until its output arrives.
+        self._awaiting: dict[str, bool] = {}
 
     @property
     def buffer_sizes(self) -> dict[str, int]:
@@ -97,7 +99,7 @@ class UIMessageStreamState:
 
     def _new_part(self) -> None:
         """End open text/reasoning and make sure a step is open before a new part starts."""
-        self._end_part()
+        self.end_part()
         if not self._step_open:
             self.start_step()
 
@@ -121,19 +123,14 @@ class UIMessageStreamState:
 
     def end_model_output(self) -> None:
         """The model finished its message: end open text/reasoning and finalize streamed tool inputs."""
-        self._end_part()
+        self.end_part()
         for key in list(self._tool_inputs):
             self.tool_input_end(key)
 
     # -- text and reasoning ----------------------------------------------------------------------------
 
-    def text_delta(self, delta: str, key: Hashable | None = None) -> None:
-        self._delta("text", delta, key)
-
-    def reasoning_delta(self, delta: str, key: Hashable | None = None) -> None:
-        self._delta("reasoning", delta, key)
-
-    def _delta(self, kind: str, delta: str, key: Hashable | None) -> None:
+    def delta(self, kind: PartKind, delta: str, key: Hashable | None = None) -> None:
+        """A piece of text or reasoning; a new part starts when the kind or the converter's ``key`` changes."""
         if not delta:
             return
         part = self._part
@@ -144,13 +141,8 @@ class UIMessageStreamState:
             self._out.append({"type": f"{kind}-start", "id": part[1]})
         self._out.append({"type": f"{kind}-delta", "id": part[1], "delta": delta})
 
-    def end_text(self) -> None:
-        self._end_part("text")
-
-    def end_reasoning(self) -> None:
-        self._end_part("reasoning")
-
-    def _end_part(self, kind: str | None = None) -> None:
+    def end_part(self, kind: PartKind | None = None) -> None:
+        """End the open text or reasoning part (only if it is of ``kind``, when given)."""
         part = self._part
         if part is not None and kind in (None, part[0]):
             self._out.append({"type": f"{part[0]}-end", "id": part[1]})
@@ -196,9 +188,6 @@ class UIMessageStreamState:
     def _tool(self, kind: str, tool_call_id: str | None, **fields: Any) -> None:
         self._out.append({"type": f"tool-{kind}", "toolCallId": tool_call_id, **fields})
 
-    def has_tool_input(self, key: Hashable) -> bool:
-        return key in self._tool_inputs
-
     def tool_input_end(self, key: Hashable, arguments: str | None = None) -> str | None:
         """The arguments of ``key`` are complete: parse them once and emit ``tool-input-available``/``-error``.
 
@@ -220,72 +209,59 @@ class UIMessageStreamState:
         )
         return call.tool_call_id
 
+    def _end_streamed(self, tool_call_id: str, arguments: str | None = None) -> bool:
+        """End the input of ``tool_call_id`` if it is streaming; whether it was."""
+        for key, call in self._tool_inputs.items():
+            if call.tool_call_id == tool_call_id:
+                self.tool_input_end(key, arguments)
+                return True
+        return False
+
     def _input_available(self, tool_call_id: str, tool_name: str, arguments: str | Any) -> None:
         ok, value, error = (
             parse_arguments(arguments, self._parser) if isinstance(arguments, str) else (True, arguments, "")
         )
-        self._awaiting[tool_call_id] = tool_name
+        self._awaiting[tool_call_id] = not ok
         self._step_seen.add(tool_call_id)
         if ok:
             self._tool("input-available", tool_call_id, toolName=tool_name, input=value)
         else:
-            self._input_errors.add(tool_call_id)
             self._tool("input-error", tool_call_id, toolName=tool_name, input=value, errorText=error)
+
+    def _new_call(self, tool_call_id: str, tool_name: str, arguments: str | Any) -> None:
+        """Announce a call whose arguments did not stream, with its complete input."""
+        self._new_part()
+        self._tool("input-start", tool_call_id, toolName=tool_name)
+        self._input_available(tool_call_id, tool_name, arguments)
 
     def tool_call(self, tool_call_id: str, tool_name: str, arguments: str | Any) -> None:
         """A complete (non-streamed) tool call; ignored when this call was already announced."""
         if tool_call_id in self._awaiting or tool_call_id in self._step_seen:
             return
-        for key, call in self._tool_inputs.items():
-            if call.tool_call_id == tool_call_id:
-                self.tool_input_end(key, arguments if isinstance(arguments, str) else None)
-                return
-        self._new_part()
-        self._step_had_tool_calls = True
-        self._tool("input-start", tool_call_id, toolName=tool_name)
-        self._input_available(tool_call_id, tool_name, arguments)
+        if not self._end_streamed(tool_call_id, arguments if isinstance(arguments, str) else None):
+            self._new_call(tool_call_id, tool_name, arguments)
+            self._step_had_tool_calls = True
 
     # -- tool outputs ----------------------------------------------------------------------------------
 
-    def tool_output(self, tool_call_id: str, output: Any, *, tool_name: str | None = None) -> None:
-        """The tool returned; JSON text is sent as JSON. Duplicates (same id, same step) are dropped."""
-        if self._prepare_output(tool_call_id, tool_name):
-            self._tool("output-available", tool_call_id, output=output_as_json(output))
-
-    def tool_error(self, tool_call_id: str, error_text: str, *, tool_name: str | None = None) -> None:
-        """The tool failed; the part ends in state ``output-error``."""
-        if self._prepare_output(tool_call_id, tool_name):
-            self._input_errors.discard(tool_call_id)
-            self._tool("output-error", tool_call_id, errorText=error_text or "Tool error.")
-
     def tool_result(
-        self, tool_call_id: str, output: Any, *, is_error: bool, tool_name: str | None = None
+        self, tool_call_id: str, output: Any, *, is_error: bool = False, tool_name: str | None = None
     ) -> None:
-        """Output or error; a result for a call whose arguments were invalid is always an error."""
-        if is_error or tool_call_id in self._input_errors:
-            self.tool_error(tool_call_id, json_text(output), tool_name=tool_name)
-        else:
-            self.tool_output(tool_call_id, output, tool_name=tool_name)
-
-    def _prepare_output(self, tool_call_id: str, tool_name: str | None) -> bool:
-        """Whether an output for ``tool_call_id`` is to be sent (not a duplicate); if so, its call is
-        announced and complete, and no longer awaited."""
+        """The tool returned (JSON text is sent as JSON) or failed (``is_error``: the part ends in state
+        ``output-error``). A result for a call whose arguments were invalid is always an error; the same
+        result reported twice in a step (e.g. ``messages`` and ``updates`` modes) is sent once."""
         if tool_call_id not in self._awaiting:
             if ("output", tool_call_id) in self._step_seen:
-                return False  # the same result reported twice (e.g. ``messages`` and ``updates`` modes)
-            for key, call in self._tool_inputs.items():
-                if call.tool_call_id == tool_call_id:
-                    self.tool_input_end(key)
-                    break
-            else:
+                return
+            if not self._end_streamed(tool_call_id):
                 # A result for a call the stream never showed (e.g. a tool the graph called by itself):
                 # announce the call first, the client rejects outputs for unknown tool call ids.
-                self._new_part()
-                self._tool("input-start", tool_call_id, toolName=tool_name or "unknown")
-                self._tool("input-available", tool_call_id, toolName=tool_name or "unknown", input={})
+                self._new_call(tool_call_id, tool_name or "unknown", {})
         self._step_seen.add(("output", tool_call_id))
-        self._awaiting.pop(tool_call_id, None)
-        return True
+        if self._awaiting.pop(tool_call_id) or is_error:
+            self._tool("output-error", tool_call_id, errorText=json_text(output) or "Tool error.")
+        else:
+            self._tool("output-available", tool_call_id, output=output_as_json(output))
 
     # -- end of stream ---------------------------------------------------------------------------------
 
@@ -302,11 +278,10 @@ class UIMessageStreamState:
             return
         self.start()
         self.end_model_output()
-        for tool_call_id in self._awaiting:
-            if tool_call_id not in self._input_errors:  # an argument error is already terminal
+        for tool_call_id, invalid_input in self._awaiting.items():
+            if not invalid_input:  # an argument error is already terminal
                 self._tool("output-error", tool_call_id, errorText=_UNFINISHED_TOOL_TEXT)
         self._awaiting.clear()
-        self._input_errors.clear()
         if self._step_open:
             self._close_step()
         chunk: UIChunk = {

@@ -68,25 +68,19 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
         if isinstance(event, BaseMessage):
             self._message(event, None)
         elif isinstance(event, tuple) and len(event) == 3:  # (namespace, mode, payload) with subgraphs=True
-            self._mode(event[1], event[2])
+            self.handle(event[1:])
         elif isinstance(event, tuple) and len(event) == 2:
             head, payload = event
-            if isinstance(head, str):
-                self._mode(head, payload)
-            elif isinstance(head, BaseMessage):  # stream_mode="messages"
+            if isinstance(head, BaseMessage):  # stream_mode="messages"
                 self._message(head, payload)
-            elif isinstance(head, tuple):  # (namespace, payload) with subgraphs=True and one mode
+            elif head == "messages" or isinstance(head, tuple):  # or (namespace, payload), subgraphs=True
                 self.handle(payload)
+            elif head == "updates" and isinstance(payload, Mapping):
+                self._updates(payload)
         elif isinstance(event, Mapping) and "event" in event and "data" in event:
             self._stream_event(event)
         elif isinstance(event, Mapping):
             self._updates(event)
-
-    def _mode(self, mode: str, payload: Any) -> None:
-        if mode == "messages":  # a (message, metadata) tuple, what ``handle`` reads in stream_mode="messages"
-            self.handle(payload)
-        elif mode == "updates" and isinstance(payload, Mapping):
-            self._updates(payload)
 
     def _updates(self, payload: Mapping[str, Any]) -> None:
         for node, update in payload.items():
@@ -172,10 +166,10 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
         content = message.content
         for block in [content] if isinstance(content, str) else content:
             if isinstance(block, str):
-                state.text_delta(block)
+                state.delta("text", block)
             elif block.get("type") == "text":
                 if isinstance(text := block.get("text"), str):
-                    state.text_delta(text)
+                    state.delta("text", text)
             elif block.get("type") == "reasoning":
                 self._reasoning(block.get("reasoning"))
                 for summary in block.get("summary") or ():  # OpenAI Responses v0 format
@@ -186,7 +180,7 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
 
     def _reasoning(self, value: Any) -> None:
         if isinstance(value, str):
-            self.state.reasoning_delta(value)
+            self.state.delta("reasoning", value)
 
     def _finish_reason(self, message: AIMessage) -> None:
         metadata = message.response_metadata or {}

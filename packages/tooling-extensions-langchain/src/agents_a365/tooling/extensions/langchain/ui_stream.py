@@ -1,9 +1,8 @@
 """Serve a LangGraph/LangChain agent to the Vercel AI SDK's ``useChat`` (UI message stream protocol v1).
 
 ```python
-from agents_a365.tooling.extensions.langchain.ui_stream import (
-    stream_langgraph_agent, ui_message_stream_response,
-)
+from agents_a365.tooling.extensions.langchain.ui_stream import stream_langgraph_agent
+from agents_a365.tooling.ui_stream import UIChatRequest, ui_message_stream_response
 
 @app.post("/agent/stream")
 async def agent_stream(request: Request):
@@ -20,25 +19,18 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from agents_a365.tooling.ui_stream import (
-    UI_MESSAGE_STREAM_HEADERS,
     ErrorTextFunction,
-    UIChatRequest,
     UIMessage,
     iter_steps,
     json_text,
-    ui_message_stream_response,
 )
 
 from ._ui_stream_convert import LangChainUIStreamConverter
 
 __all__ = [
-    "UI_MESSAGE_STREAM_HEADERS",
     "LangChainUIStreamConverter",
-    "UIChatRequest",
-    "UIMessage",
     "stream_langgraph",
     "stream_langgraph_agent",
-    "ui_message_stream_response",
     "ui_messages_to_langchain",
 ]
 

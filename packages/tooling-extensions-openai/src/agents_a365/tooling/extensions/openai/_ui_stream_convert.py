@@ -78,11 +78,11 @@ class OpenAIUIStreamConverter(UIStreamConverter[StreamEvent]):
         state = self.state
         kind = getattr(data, "type", None)
         if kind == "response.output_text.delta" or kind == "response.refusal.delta":
-            state.text_delta(data.delta, key=(data.item_id, data.content_index))
+            state.delta("text", data.delta, key=(data.item_id, data.content_index))
         elif kind == "response.reasoning_summary_text.delta":
-            state.reasoning_delta(data.delta, key=(data.item_id, "summary", data.summary_index))
+            state.delta("reasoning", data.delta, key=(data.item_id, "summary", data.summary_index))
         elif kind == "response.reasoning_text.delta":
-            state.reasoning_delta(data.delta, key=(data.item_id, "text", data.content_index))
+            state.delta("reasoning", data.delta, key=(data.item_id, "text", data.content_index))
         elif kind == "response.function_call_arguments.delta":
             state.tool_input_chunk(("item", data.item_id), delta=data.delta)
         elif kind == "response.output_item.added":
@@ -102,9 +102,9 @@ class OpenAIUIStreamConverter(UIStreamConverter[StreamEvent]):
             if item_type == "function_call":  # ends its streamed input (if any) with the final arguments
                 state.tool_call(item.call_id, item.name, item.arguments)
             elif item_type == "message":
-                state.end_text()
+                state.end_part("text")
             elif item_type == "reasoning":
-                state.end_reasoning()
+                state.end_part("reasoning")
         elif kind == "response.created":
             state.model_message(data.response.id)
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
@@ -127,4 +127,4 @@ class OpenAIUIStreamConverter(UIStreamConverter[StreamEvent]):
         elif isinstance(item, HandoffOutputItem):
             call_id = _field(item.raw_item, "call_id")
             if call_id:
-                state.tool_output(str(call_id), {"assistant": item.target_agent.name})
+                state.tool_result(str(call_id), {"assistant": item.target_agent.name})

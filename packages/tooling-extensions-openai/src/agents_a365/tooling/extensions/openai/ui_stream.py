@@ -1,9 +1,8 @@
 """Serve an OpenAI Agents SDK agent to the Vercel AI SDK's ``useChat`` (UI message stream protocol v1).
 
 ```python
-from agents_a365.tooling.extensions.openai.ui_stream import (
-    UIChatRequest, stream_openai_agent, ui_message_stream_response,
-)
+from agents_a365.tooling.extensions.openai.ui_stream import stream_openai_agent
+from agents_a365.tooling.ui_stream import UIChatRequest, ui_message_stream_response
 
 @app.post("/agent/stream")
 async def agent_stream(request: Request):
@@ -18,29 +17,22 @@ from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from contextlib import aclosing
 from typing import Any, cast
 
-from agents import Agent, RunConfig, Runner, RunResultStreaming, ToolCallOutputItem, TResponseInputItem
+from agents import Agent, Runner, RunResultStreaming, ToolCallOutputItem, TResponseInputItem
 
 from agents_a365.tooling.ui_stream import (
-    UI_MESSAGE_STREAM_HEADERS,
     ErrorTextFunction,
-    UIChatRequest,
     UIMessage,
     iter_steps,
     json_text,
-    ui_message_stream_response,
 )
 
 from ._ui_stream_convert import OpenAIUIStreamConverter, ToolErrorText, ui_tool_error_function
 
 __all__ = [
-    "UI_MESSAGE_STREAM_HEADERS",
     "OpenAIUIStreamConverter",
     "ToolErrorText",
-    "UIChatRequest",
-    "UIMessage",
     "stream_openai_agent",
     "stream_openai_run",
-    "ui_message_stream_response",
     "ui_messages_to_openai_input",
     "ui_tool_error_function",
 ]
@@ -72,22 +64,18 @@ async def stream_openai_agent(
     agent: Agent[Any],
     messages: Iterable[UIMessage | Mapping[str, Any]],
     *,
-    context: Any = None,
-    run_config: RunConfig | None = None,
-    max_turns: int | None = None,
     message_id: str | None = None,
     on_error: ErrorTextFunction | None = None,
     is_tool_error: Callable[[ToolCallOutputItem], bool] | None = None,
+    **run_options: Any,
 ) -> AsyncGenerator[str, None]:
     """Run ``agent`` on the ``useChat`` messages and stream SSE frames.
 
-    The run starts when the first frame is requested (not when this is called), so a response that is
-    never sent never starts an agent run.
+    ``run_options`` go to ``Runner.run_streamed`` as they are (``context``, ``run_config``, ``max_turns``,
+    ``hooks``, ``session``, ...). The run starts when the first frame is requested (not when this is
+    called), so a response that is never sent never starts an agent run.
     """
-    kwargs: dict[str, Any] = {"context": context, "run_config": run_config}
-    if max_turns is not None:
-        kwargs["max_turns"] = max_turns
-    result = Runner.run_streamed(agent, ui_messages_to_openai_input(messages), **kwargs)
+    result = Runner.run_streamed(agent, ui_messages_to_openai_input(messages), **run_options)
     frames = stream_openai_run(result, message_id=message_id, on_error=on_error, is_tool_error=is_tool_error)
     async with aclosing(frames):
         async for frame in frames:
