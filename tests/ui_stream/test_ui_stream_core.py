@@ -17,7 +17,6 @@ from agents_a365.tooling.extensions.openai.ui_stream import ui_messages_to_opena
 from agents_a365.tooling.ui_stream import (
     DEFAULT_ERROR_TEXT,
     SSE_DONE,
-    UI_CHUNK_TYPES,
     UIMessageStreamState,
     UIStreamConverter,
     encode_sse,
@@ -35,7 +34,7 @@ def test_sse_frame_is_one_data_line_even_with_newlines() -> None:
     assert SSE_DONE == "data: [DONE]\n\n"
 
 
-def test_state_machine_only_emits_protocol_chunk_types() -> None:
+async def test_state_machine_only_emits_chunks_the_real_client_accepts(validate: Validate) -> None:
     state = UIMessageStreamState("m")
     state.delta("reasoning", "r")
     state.delta("text", "t")
@@ -46,7 +45,8 @@ def test_state_machine_only_emits_protocol_chunk_types() -> None:
     state.error("x")
     state.finish()
     chunks = state.drain()
-    assert {c["type"] for c in chunks} <= UI_CHUNK_TYPES
+    result = (await validate({"s": "".join(map(encode_sse, chunks)) + SSE_DONE}))["s"]
+    assert_clean(result)  # the client's closed ``uiMessageChunkSchema`` and its state machine
     assert next(c for c in chunks if c["type"] == "tool-output-available")["output"] == {"ok": True}
     assert next(c for c in chunks if c["type"] == "tool-input-error")["input"] == "not json"
     assert chunks[-1] == {"type": "finish", "finishReason": "error"}

@@ -10,22 +10,17 @@ from ._messages import UIChatRequest, UIMessage, UIMessagePart, UIStep, UIToolCa
 from ._response import UI_MESSAGE_STREAM_HEADERS, ui_message_stream_response
 from ._state import UIMessageStreamState
 from ._wire import (
-    FINISH_REASONS,
     SSE_DONE,
-    UI_CHUNK_TYPES,
     ArgumentsParser,
     FinishReason,
     UIChunk,
     encode_sse,
     json_text,
-    to_jsonable,
 )
 
 __all__ = [
     "DEFAULT_ERROR_TEXT",
-    "FINISH_REASONS",
     "SSE_DONE",
-    "UI_CHUNK_TYPES",
     "UI_MESSAGE_STREAM_HEADERS",
     "ArgumentsParser",
     "ErrorTextFunction",
@@ -41,6 +36,5 @@ __all__ = [
     "encode_sse",
     "iter_steps",
     "json_text",
-    "to_jsonable",
     "ui_message_stream_response",
 ]

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterable, Mapping
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from starlette.responses import StreamingResponse
@@ -59,8 +59,6 @@ def _response_class() -> type[StreamingResponse]:
             error = None if producer.cancelled() else producer.exception()
             if error is not None:
                 raise error
-            if self.background is not None:
-                await self.background()
 
         async def _produce(self, send: Send) -> None:
             try:
@@ -80,13 +78,10 @@ def ui_message_stream_response(
     *,
     status_code: int = 200,
     headers: Mapping[str, str] | None = None,
-    background: Any = None,
 ) -> StreamingResponse:
     """A ``StreamingResponse`` for SSE ``frames`` with the UI message stream headers.
 
     The response closes ``frames`` when the client disconnects, which cancels the agent run behind it.
     """
     merged = {**UI_MESSAGE_STREAM_HEADERS, **{k.lower(): v for k, v in (headers or {}).items()}}
-    return _response_class()(
-        frames, status_code=status_code, headers=merged, media_type="text/event-stream", background=background
-    )
+    return _response_class()(frames, status_code=status_code, headers=merged, media_type="text/event-stream")

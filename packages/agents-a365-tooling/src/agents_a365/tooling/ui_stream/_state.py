@@ -73,13 +73,10 @@ class UIMessageStreamState:
 
     # -- message and steps -----------------------------------------------------------------------------
 
-    def start(self, metadata: Any = None) -> None:
+    def start(self) -> None:
         if not self._started:
             self._started = True
-            chunk: UIChunk = {"type": "start", "messageId": self.message_id}
-            if metadata is not None:
-                chunk["messageMetadata"] = metadata
-            self._out.append(chunk)
+            self._out.append({"type": "start", "messageId": self.message_id})
 
     def start_step(self) -> None:
         """Close the current step (if any) and open a new one."""
@@ -272,7 +269,7 @@ class UIMessageStreamState:
         self._out.append({"type": "error", "errorText": error_text})
         self.finish_reason = "error"
 
-    def finish(self, metadata: Any = None) -> None:
+    def finish(self) -> None:
         """End every open part, fail calls that never got an output, close the step and the message."""
         if self.finished:
             return
@@ -284,11 +281,6 @@ class UIMessageStreamState:
         self._awaiting.clear()
         if self._step_open:
             self._close_step()
-        chunk: UIChunk = {
-            "type": "finish",
-            "finishReason": self.finish_reason or ("tool-calls" if self._step_had_tool_calls else "stop"),
-        }
-        if metadata is not None:
-            chunk["messageMetadata"] = metadata
-        self._out.append(chunk)
+        reason = self.finish_reason or ("tool-calls" if self._step_had_tool_calls else "stop")
+        self._out.append({"type": "finish", "finishReason": reason})
         self.finished = True

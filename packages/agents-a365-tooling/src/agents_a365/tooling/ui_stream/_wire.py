@@ -9,21 +9,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 UIChunk = dict[str, Any]
 """One UI message stream chunk: a JSON object with a ``type``."""
 
 FinishReason = Literal["stop", "length", "content-filter", "tool-calls", "error", "other"]
-FINISH_REASONS: frozenset[str] = frozenset(get_args(FinishReason))
-
-UI_CHUNK_TYPES: frozenset[str] = frozenset(
-    "start finish abort message-metadata start-step finish-step text-start text-delta text-end "  # noqa: SIM905
-    "reasoning-start reasoning-delta reasoning-end tool-input-start tool-input-delta tool-input-available "
-    "tool-input-error tool-output-available tool-output-error tool-output-denied tool-approval-request "
-    "source-url source-document file error".split()
-)
-"""Every non-``data-*`` chunk type the client's schema accepts (``data-*`` types are open-ended)."""
 
 SSE_DONE = "data: [DONE]\n\n"
 """The terminator the AI SDK client skips; always the last frame of a stream."""
@@ -34,7 +25,7 @@ ArgumentsParser = Callable[[str], Any]
 _JSON_START = frozenset('{["-0123456789tfn')
 
 
-def to_jsonable(value: Any) -> Any:
+def _to_jsonable(value: Any) -> Any:
     """Fallback for values ``json`` cannot encode (pydantic models, dataclass-like objects, sets, bytes)."""
     model_dump = getattr(value, "model_dump", None)
     if callable(model_dump):
@@ -46,7 +37,7 @@ def to_jsonable(value: Any) -> Any:
     return str(value)
 
 
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=to_jsonable).encode
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_to_jsonable).encode
 
 
 def encode_sse(chunk: UIChunk) -> str:
@@ -56,7 +47,7 @@ def encode_sse(chunk: UIChunk) -> str:
 
 def json_text(value: Any) -> str:
     """``value`` as text for a model: text as is, anything else as JSON."""
-    return value if isinstance(value, str) else json.dumps(value, default=to_jsonable, ensure_ascii=False)
+    return value if isinstance(value, str) else json.dumps(value, default=_to_jsonable, ensure_ascii=False)
 
 
 def parse_arguments(text: str, parser: ArgumentsParser | None = None) -> tuple[bool, Any, str]:
