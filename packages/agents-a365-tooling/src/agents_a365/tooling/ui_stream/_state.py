@@ -20,6 +20,8 @@ _UNFINISHED_TOOL_TEXT = "The tool call did not complete."
 
 PartKind = Literal["text", "reasoning"]
 
+_NOT_STREAMED = object()
+
 
 @dataclass(slots=True)
 class _ToolInput:
@@ -185,59 +187,52 @@ class UIMessageStreamState:
     def _tool(self, kind: str, tool_call_id: str | None, **fields: Any) -> None:
         self._out.append({"type": f"tool-{kind}", "toolCallId": tool_call_id, **fields})
 
-    def tool_input_end(self, key: Hashable, arguments: str | None = None) -> str | None:
+    def tool_input_end(self, key: Hashable, arguments: str | Any = None) -> str | None:
         """The arguments of ``key`` are complete: parse them once and emit ``tool-input-available``/``-error``.
 
-        ``arguments`` (the provider's final argument text) wins over the streamed pieces when given.
-        Returns the tool call id.
+        ``arguments`` (the provider's final argument text, or its parsed value) wins over the streamed
+        pieces when given. Returns the tool call id.
         """
         call = self._tool_inputs.pop(key, None)
         if call is None:
             return None
-        if call.tool_call_id is None:
+        tool_call_id = call.tool_call_id
+        if tool_call_id is None:
             # The provider never sent an id: invent a stable one so input and output still pair up.
             self._counter += 1
-            call.tool_call_id = f"call_{self._counter}"
+            tool_call_id = call.tool_call_id = f"call_{self._counter}"
         call.tool_name = call.tool_name or "unknown"
         if not call.started:
             self._announce(call)
-        self._input_available(
-            call.tool_call_id, call.tool_name, "".join(call.pieces) if arguments is None else arguments
-        )
-        return call.tool_call_id
-
-    def _end_streamed(self, tool_call_id: str, arguments: str | None = None) -> bool:
-        """End the input of ``tool_call_id`` if it is streaming; whether it was."""
-        for key, call in self._tool_inputs.items():
-            if call.tool_call_id == tool_call_id:
-                self.tool_input_end(key, arguments)
-                return True
-        return False
-
-    def _input_available(self, tool_call_id: str, tool_name: str, arguments: str | Any) -> None:
+        if arguments is None:
+            arguments = "".join(call.pieces)
         ok, value, error = (
             parse_arguments(arguments, self._parser) if isinstance(arguments, str) else (True, arguments, "")
         )
         self._awaiting[tool_call_id] = not ok
         self._step_seen.add(tool_call_id)
         if ok:
-            self._tool("input-available", tool_call_id, toolName=tool_name, input=value)
+            self._tool("input-available", tool_call_id, toolName=call.tool_name, input=value)
         else:
-            self._tool("input-error", tool_call_id, toolName=tool_name, input=value, errorText=error)
-
-    def _new_call(self, tool_call_id: str, tool_name: str, arguments: str | Any) -> None:
-        """Announce a call whose arguments did not stream, with its complete input."""
-        self._new_part()
-        self._tool("input-start", tool_call_id, toolName=tool_name)
-        self._input_available(tool_call_id, tool_name, arguments)
+            self._tool("input-error", tool_call_id, toolName=call.tool_name, input=value, errorText=error)
+        return tool_call_id
 
     def tool_call(self, tool_call_id: str, tool_name: str, arguments: str | Any) -> None:
-        """A complete (non-streamed) tool call; ignored when this call was already announced."""
+        """A complete tool call (arguments as text or parsed); ignored when this call was already announced.
+
+        A call whose arguments are still streaming ends with them (its streamed text wins over parsed
+        arguments: it is what the provider parsed).
+        """
         if tool_call_id in self._awaiting or tool_call_id in self._step_seen:
             return
-        if not self._end_streamed(tool_call_id, arguments if isinstance(arguments, str) else None):
-            self._new_call(tool_call_id, tool_name, arguments)
-            self._step_had_tool_calls = True
+        streaming = (key for key, call in self._tool_inputs.items() if call.tool_call_id == tool_call_id)
+        key = next(streaming, _NOT_STREAMED)
+        if key is _NOT_STREAMED:
+            key = (_NOT_STREAMED, tool_call_id)
+            self.tool_input_chunk(key, tool_call_id=tool_call_id, tool_name=tool_name)
+        elif not isinstance(arguments, str):
+            arguments = None
+        self.tool_input_end(key, arguments)
 
     # -- tool outputs ----------------------------------------------------------------------------------
 
@@ -250,12 +245,12 @@ class UIMessageStreamState:
         if tool_call_id not in self._awaiting:
             if ("output", tool_call_id) in self._step_seen:
                 return
-            if not self._end_streamed(tool_call_id):
-                # A result for a call the stream never showed (e.g. a tool the graph called by itself):
-                # announce the call first, the client rejects outputs for unknown tool call ids.
-                self._new_call(tool_call_id, tool_name or "unknown", {})
+            # A result for a call still streaming, or one the stream never showed (e.g. a tool the graph
+            # called by itself): the call is completed or announced first, the client rejects outputs for
+            # unknown tool call ids.
+            self.tool_call(tool_call_id, tool_name or "unknown", {})
         self._step_seen.add(("output", tool_call_id))
-        if self._awaiting.pop(tool_call_id) or is_error:
+        if self._awaiting.pop(tool_call_id, False) or is_error:
             self._tool("output-error", tool_call_id, errorText=json_text(output) or "Tool error.")
         else:
             self._tool("output-available", tool_call_id, output=output_as_json(output))

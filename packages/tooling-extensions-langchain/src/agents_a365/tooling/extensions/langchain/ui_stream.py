@@ -18,12 +18,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from agents_a365.tooling.ui_stream import (
-    ErrorTextFunction,
-    UIMessage,
-    iter_steps,
-    json_text,
-)
+from agents_a365.tooling.ui_stream import ErrorTextFunction, UIMessage, iter_steps, json_text
 
 from ._ui_stream_convert import LangChainUIStreamConverter
 

@@ -19,12 +19,7 @@ from typing import Any, cast
 
 from agents import Agent, Runner, RunResultStreaming, ToolCallOutputItem, TResponseInputItem
 
-from agents_a365.tooling.ui_stream import (
-    ErrorTextFunction,
-    UIMessage,
-    iter_steps,
-    json_text,
-)
+from agents_a365.tooling.ui_stream import ErrorTextFunction, UIMessage, iter_steps, json_text
 
 from ._ui_stream_convert import OpenAIUIStreamConverter, ToolErrorText, ui_tool_error_function
 
