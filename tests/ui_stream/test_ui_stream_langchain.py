@@ -205,3 +205,24 @@ async def test_tool_call_without_id_on_first_chunk_gets_one_stable_id() -> None:
     assert tool_chunks[0] == {"type": "tool-input-start", "toolCallId": "c9", "toolName": "f"}
     assert tool_chunks[1] == {"type": "tool-input-delta", "toolCallId": "c9", "inputTextDelta": '{"a": 1}'}
     assert tool_chunks[2]["input"] == {"a": 1}
+
+
+async def test_a_model_inside_a_tool_is_hidden_by_langgraphs_nostream_tag(validate: Validate) -> None:
+    """LangGraph's own ``nostream`` tag keeps a model called inside a tool out of the UI stream."""
+    inner = ScriptedChatModel(script=[text("inner ", "draft")])
+
+    @tool
+    async def brief(topic: str) -> str:
+        """Summarize a topic with a second model."""
+        draft = await inner.with_config(tags=["nostream"]).ainvoke(topic)
+        return f"summary of {topic} ({len(draft.text)} characters)"
+
+    sse = await run_agent([tool_call(0, "call_b", "brief", '{"topic": "x"}'), text("Done.")], tools=[brief])
+    message = assert_clean((await validate({"s": sse}))["s"])
+    assert summarize(message) == [
+        "step",
+        ("tool", "brief", "output-available", {"topic": "x"}, "summary of x (11 characters)"),
+        "step",
+        ("text", "Done."),
+    ]
+    assert "inner" not in sse

@@ -47,8 +47,8 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
     - ``runnable.astream_events(..., version="v2")``: event dicts (chat model stream/end, tool end);
     - a plain message stream such as ``chat_model.astream(...)``.
 
-    Messages reported twice (``messages`` and ``updates`` mode) are sent once. ``model_nodes`` limits the
-    graph nodes whose model output is streamed (e.g. ``{"model"}`` to hide models called inside tools).
+    Messages reported twice (``messages`` and ``updates`` mode) are sent once. To keep a model called inside
+    a tool out of the stream, tag it with LangGraph's ``nostream`` (``model.with_config(tags=["nostream"])``).
     """
 
     def __init__(
@@ -56,23 +56,21 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
         *,
         message_id: str | None = None,
         on_error: ErrorTextFunction | None = None,
-        model_nodes: set[str] | frozenset[str] | None = None,
     ) -> None:
         super().__init__(message_id=message_id, on_error=on_error, arguments_parser=_langchain_arguments)
-        self._model_nodes = model_nodes
         self._last_tool_key: Hashable = 0
 
     # -- dispatch ----------------------------------------------------------------------------------------
 
     def handle(self, event: Any) -> None:
         if isinstance(event, BaseMessage):
-            self._message(event, None)
+            self._message(event)
         elif isinstance(event, tuple) and len(event) == 3:  # (namespace, mode, payload) with subgraphs=True
             self.handle(event[1:])
         elif isinstance(event, tuple) and len(event) == 2:
             head, payload = event
             if isinstance(head, BaseMessage):  # stream_mode="messages"
-                self._message(head, payload)
+                self._message(head)
             elif head == "messages" or isinstance(head, tuple):  # or (namespace, payload), subgraphs=True
                 self.handle(payload)
             elif head == "updates" and isinstance(payload, Mapping):
@@ -90,7 +88,7 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
             if isinstance(messages, list | tuple):
                 for message in messages:
                     if isinstance(message, BaseMessage):
-                        self._message(message, {"langgraph_node": node})
+                        self._message(message)
 
     def _stream_event(self, event: Mapping[str, Any]) -> None:
         kind, data = event.get("event"), event.get("data") or {}
@@ -99,11 +97,11 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
         else:
             message = data.get("output") if kind in ("on_chat_model_end", "on_tool_end") else None
         if isinstance(message, BaseMessage):
-            self._message(message, event.get("metadata"))
+            self._message(message)
 
     # -- messages ----------------------------------------------------------------------------------------
 
-    def _message(self, message: BaseMessage, metadata: Any) -> None:
+    def _message(self, message: BaseMessage) -> None:
         if isinstance(message, ToolMessage):
             self.state.tool_result(
                 message.tool_call_id,
@@ -114,10 +112,6 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
             return
         if not isinstance(message, AIMessage):
             return  # human/system messages echoed by a node are input, not output
-        if self._model_nodes is not None and isinstance(metadata, Mapping):
-            node = metadata.get("langgraph_node")
-            if node is not None and node not in self._model_nodes:
-                return
         if isinstance(message, AIMessageChunk):
             self._ai_chunk(message)
         else:

@@ -35,15 +35,13 @@ def stream_langgraph(
     *,
     message_id: str | None = None,
     on_error: ErrorTextFunction | None = None,
-    model_nodes: set[str] | frozenset[str] | None = None,
 ) -> AsyncGenerator[str, None]:
     """SSE frames for a LangGraph/LangChain stream (see ``LangChainUIStreamConverter`` for the shapes).
 
     Closing the returned iterator (e.g. on client disconnect) closes ``agent_stream``, cancelling the run.
     ``on_error`` turns an exception into the ``errorText`` the client sees (masked by default).
     """
-    converter = LangChainUIStreamConverter(message_id=message_id, on_error=on_error, model_nodes=model_nodes)
-    return converter.frames(agent_stream)
+    return LangChainUIStreamConverter(message_id=message_id, on_error=on_error).frames(agent_stream)
 
 
 def stream_langgraph_agent(
@@ -53,7 +51,6 @@ def stream_langgraph_agent(
     config: Any = None,
     message_id: str | None = None,
     on_error: ErrorTextFunction | None = None,
-    model_nodes: set[str] | frozenset[str] | None = None,
 ) -> AsyncGenerator[str, None]:
     """Run ``agent`` (e.g. from ``create_agent``) on the ``useChat`` messages and stream SSE frames.
 
@@ -65,7 +62,7 @@ def stream_langgraph_agent(
         config=config,
         stream_mode=["messages", "updates"],
     )
-    return stream_langgraph(agent_stream, message_id=message_id, on_error=on_error, model_nodes=model_nodes)
+    return stream_langgraph(agent_stream, message_id=message_id, on_error=on_error)
 
 
 def _user_content(message: UIMessage) -> str | list[str | dict[Any, Any]]:
