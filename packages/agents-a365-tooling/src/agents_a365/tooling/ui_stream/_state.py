@@ -47,7 +47,8 @@ class UIMessageStreamState:
         self._counter = 0
         self._started = False
         self._step_open = False
-        self._step_model_id: Hashable | None = None
+        self.step_model_id: Hashable | None = None
+        """The model message the current step shows (see ``model_message``)."""
         self._step_seen: set[Hashable] = set()
         self._step_had_tool_calls = False
         # The open text or reasoning part (at most one is open): (kind, part id, the converter's key).
@@ -86,7 +87,7 @@ class UIMessageStreamState:
         if self._step_open:
             self._close_step()
         self._step_open = True
-        self._step_model_id = None
+        self.step_model_id = None
         self._step_had_tool_calls = False
         self._out.append({"type": "start-step"})
 
@@ -107,18 +108,11 @@ class UIMessageStreamState:
 
         Tool results stay in the step of the model call that requested them, as in the AI SDK.
         """
-        if message_id is not None and message_id == self._step_model_id:
+        if message_id is not None and message_id == self.step_model_id:
             return
-        if not self._step_open or self._step_model_id is not None:
+        if not self._step_open or self.step_model_id is not None:
             self.start_step()
-        self._step_model_id = message_id
-
-    def seen(self, key: Hashable) -> bool:
-        """Whether ``key`` was marked in the current step (used to drop duplicate messages)."""
-        return key in self._step_seen
-
-    def mark_seen(self, key: Hashable) -> None:
-        self._step_seen.add(key)
+        self.step_model_id = message_id
 
     def end_model_output(self) -> None:
         """The model finished its message: end open text/reasoning and finalize streamed tool inputs."""

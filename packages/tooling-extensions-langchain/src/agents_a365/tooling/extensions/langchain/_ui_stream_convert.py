@@ -134,16 +134,13 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
 
     def _ai_message(self, message: AIMessage) -> None:
         state = self.state
-        if message.id is not None and state.seen(("ai", message.id)):
+        if message.id is not None and message.id == state.step_model_id:
             state.end_model_output()
         else:  # a model that did not stream (or a message only seen in ``updates``)
             self._model_output(message)
-        for call in message.tool_calls:
+        for call in (*message.tool_calls, *message.invalid_tool_calls):  # invalid ones carry their raw text
             if call.get("id"):
-                state.tool_call(str(call["id"]), call["name"], call.get("args", {}))
-        for bad in message.invalid_tool_calls:
-            if bad.get("id"):
-                state.tool_call(str(bad["id"]), bad.get("name") or "unknown", bad.get("args") or "")
+                state.tool_call(str(call["id"]), call.get("name") or "unknown", call.get("args") or "")
         self._finish_reason(message)
         self._end_message()
 
@@ -155,7 +152,6 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
         """Text and reasoning of model message ``message`` (a chunk or a whole message)."""
         state = self.state
         state.model_message(message.id)
-        state.mark_seen(("ai", message.id))
         self._reasoning(message.additional_kwargs.get("reasoning_content"))
         content = message.content
         for block in [content] if isinstance(content, str) else content:
