@@ -32,14 +32,12 @@ class UIStreamConverter(ABC, Generic[EventT]):
     source stream is closed, which cancels the agent run.
     """
 
-    def __init__(
-        self,
-        *,
-        message_id: str | None = None,
-        on_error: ErrorTextFunction | None = None,
-        arguments_parser: ArgumentsParser | None = None,
-    ) -> None:
-        self.state = UIMessageStreamState(message_id, arguments_parser=arguments_parser)
+    arguments_parser: ArgumentsParser | None = None
+    """Parses complete tool-call arguments (strict JSON when ``None``): a subclass sets what its orchestrator
+    accepts, so the UI shows the input the tool really runs with."""
+
+    def __init__(self, *, message_id: str | None = None, on_error: ErrorTextFunction | None = None) -> None:
+        self.state = UIMessageStreamState(message_id, arguments_parser=self.arguments_parser)
         self._on_error = on_error or (lambda _: DEFAULT_ERROR_TEXT)
 
     @abstractmethod

@@ -8,7 +8,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 from langchain_core.utils.json import parse_partial_json
 
-from agents_a365.tooling.ui_stream import ErrorTextFunction, FinishReason, UIStreamConverter
+from agents_a365.tooling.ui_stream import FinishReason, UIStreamConverter
 
 _FINISH_REASONS: Mapping[str, FinishReason] = {
     "length": "length",
@@ -51,14 +51,8 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
     a tool out of the stream, tag it with LangGraph's ``nostream`` (``model.with_config(tags=["nostream"])``).
     """
 
-    def __init__(
-        self,
-        *,
-        message_id: str | None = None,
-        on_error: ErrorTextFunction | None = None,
-    ) -> None:
-        super().__init__(message_id=message_id, on_error=on_error, arguments_parser=_langchain_arguments)
-        self._last_tool_key: Hashable = 0
+    arguments_parser = staticmethod(_langchain_arguments)
+    _last_tool_key: Hashable = 0  # the key of the last tool-call chunk (anonymous continuations belong to it)
 
     # -- dispatch ----------------------------------------------------------------------------------------
 

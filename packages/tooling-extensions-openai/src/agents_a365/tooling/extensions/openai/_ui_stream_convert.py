@@ -94,8 +94,6 @@ class OpenAIUIStreamConverter(UIStreamConverter[StreamEvent]):
                     tool_name=item.name,
                     delta=item.arguments or None,
                 )
-        elif kind == "response.function_call_arguments.done":
-            state.tool_input_end(("item", data.item_id), data.arguments)
         elif kind == "response.output_item.done":
             item = data.item
             item_type = getattr(item, "type", None)
