@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, SystemMessage, ToolMessage
+from pydantic import BaseModel
 
 from agents_a365.tooling.extensions.langchain.ui_stream import (
     LangChainUIStreamConverter,
@@ -20,6 +23,7 @@ from agents_a365.tooling.ui_stream import (
     UIMessageStreamState,
     UIStreamConverter,
     encode_sse,
+    json_text,
     ui_message_stream_response,
 )
 from support.ui_client import Validate, assert_clean, summarize
@@ -32,6 +36,32 @@ def test_sse_frame_is_one_data_line_even_with_newlines() -> None:
     assert frame.count("\n") == 2
     assert json.loads(frame[len("data: ") :])["delta"] == "line 1\nline 2\r\n\u2028é"
     assert SSE_DONE == "data: [DONE]\n\n"
+
+
+def test_values_json_cannot_encode_never_break_a_frame() -> None:
+    """Tool outputs are whatever a tool returned: models, dataclasses, sets, bytes, arbitrary objects."""
+
+    class Weather(BaseModel):
+        city: str
+        tags: set[str]
+
+    @dataclass
+    class Reading:
+        at: datetime.date
+
+    class Opaque:
+        def __str__(self) -> str:
+            return "opaque"
+
+    output = [Weather(city="Oslo", tags={"cold"}), Reading(datetime.date(2026, 1, 2)), b"\xff\x00", Opaque()]
+    frame = encode_sse({"type": "tool-output-available", "toolCallId": "c", "output": output})
+    assert json.loads(frame[len("data: ") :])["output"] == [
+        {"city": "Oslo", "tags": ["cold"]},
+        {"at": "2026-01-02"},
+        "_wA=",  # bytes as (URL-safe) base64: lossless, whatever they hold
+        "opaque",
+    ]
+    assert json_text({"o": Opaque()}) == '{"o": "opaque"}'
 
 
 async def test_state_machine_only_emits_chunks_the_real_client_accepts(validate: Validate) -> None:

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import partial
 from typing import Any, Literal
+
+from pydantic_core import to_jsonable_python
 
 UIChunk = dict[str, Any]
 """One UI message stream chunk: a JSON object with a ``type``."""
@@ -25,17 +28,9 @@ ArgumentsParser = Callable[[str], Any]
 _JSON_START = frozenset('{["-0123456789tfn')
 
 
-def _to_jsonable(value: Any) -> Any:
-    """Fallback for values ``json`` cannot encode (pydantic models, dataclass-like objects, sets, bytes)."""
-    model_dump = getattr(value, "model_dump", None)
-    if callable(model_dump):
-        return model_dump(mode="json")
-    if isinstance(value, set | frozenset | tuple):
-        return list(value)
-    if isinstance(value, bytes | bytearray):
-        return bytes(value).decode("utf-8", errors="replace")
-    return str(value)
-
+# What ``json`` cannot encode (pydantic models, dataclasses, sets, dates, bytes as URL-safe base64, ...) is
+# converted by pydantic; anything else is sent as its ``str``.
+_to_jsonable = partial(to_jsonable_python, fallback=str, bytes_mode="base64")
 
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_to_jsonable).encode
 
