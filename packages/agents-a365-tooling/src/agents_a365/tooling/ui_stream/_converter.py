@@ -48,7 +48,6 @@ class UIStreamConverter(ABC, Generic[EventT]):
         state = self.state
         state.start()
         iterator = aiter(events)
-        completed = False
         try:
             for chunk in state.drain():
                 yield chunk
@@ -63,10 +62,10 @@ class UIStreamConverter(ABC, Generic[EventT]):
             state.finish()
             for chunk in state.drain():
                 yield chunk
-            completed = True
+        except BaseException:  # the consumer closed the stream early (e.g. the client disconnected)
+            logger.info("UI message stream closed before the run finished; cancelling the agent run")
+            raise
         finally:
-            if not completed:
-                logger.info("UI message stream closed before the run finished; cancelling the agent run")
             aclose = getattr(iterator, "aclose", None)
             if aclose is not None and inspect.isawaitable(result := aclose()):
                 await result

@@ -45,9 +45,6 @@ def _response_class() -> type[StreamingResponse]:
         """
 
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-            if scope["type"] != "http":
-                await super().__call__(scope, receive, send)
-                return
             producer = asyncio.ensure_future(self._produce(send))
             listener = asyncio.ensure_future(self.listen_for_disconnect(receive))
             try:

@@ -81,8 +81,7 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
             messages = update.get("messages")
             if isinstance(messages, list | tuple):
                 for message in messages:
-                    if isinstance(message, BaseMessage):
-                        self._message(message)
+                    self._message(message)
 
     def _stream_event(self, event: Mapping[str, Any]) -> None:
         kind, data = event.get("event"), event.get("data") or {}
@@ -95,7 +94,7 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
 
     # -- messages ----------------------------------------------------------------------------------------
 
-    def _message(self, message: BaseMessage) -> None:
+    def _message(self, message: object) -> None:
         if isinstance(message, ToolMessage):
             self.state.tool_result(
                 message.tool_call_id,
@@ -105,7 +104,7 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
             )
             return
         if not isinstance(message, AIMessage):
-            return  # human/system messages echoed by a node are input, not output
+            return  # human/system messages echoed by a node (or other objects) are input, not output
         if isinstance(message, AIMessageChunk):
             self._ai_chunk(message)
         else:
