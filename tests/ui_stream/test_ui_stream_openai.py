@@ -197,3 +197,29 @@ async def test_converter_runs_on_a_synthetic_event_stream() -> None:
         "start", "start-step", "text-start", "text-delta", "text-delta", "text-delta", "text-end",
         "finish-step", "finish",
     ]  # fmt: skip
+
+
+async def test_run_items_announce_a_call_the_model_stream_did_not_show(validate: Validate) -> None:
+    """A model whose stream carries no output items: the ``tool_called`` run item announces the call."""
+    from agents import RunItemStreamEvent, ToolCallItem, ToolCallOutputItem
+    from openai.types.responses import ResponseFunctionToolCall
+
+    agent = Agent(name="assistant")
+    call = ResponseFunctionToolCall(
+        type="function_call", call_id="call_w", name="get_weather", arguments='{"city": "Oslo"}'
+    )
+    output = {"type": "function_call_output", "call_id": "call_w", "output": '{"t": 3}'}
+
+    async def events() -> Any:
+        yield RunItemStreamEvent(name="tool_called", item=ToolCallItem(agent=agent, raw_item=call))
+        yield RunItemStreamEvent(
+            name="tool_output",
+            item=ToolCallOutputItem(agent=agent, raw_item=output, output='{"t": 3}'),  # type: ignore[arg-type]
+        )
+
+    sse = "".join([f async for f in OpenAIUIStreamConverter().frames(events())])
+    message = assert_clean((await validate({"s": sse}))["s"])
+    assert summarize(message) == [
+        "step",
+        ("tool", "get_weather", "output-available", {"city": "Oslo"}, {"t": 3}),
+    ]
