@@ -9,14 +9,7 @@ from ._converter import DEFAULT_ERROR_TEXT, ErrorTextFunction, UIStreamConverter
 from ._messages import UIChatRequest, UIMessage, UIMessagePart, UIStep, UIToolCall, iter_steps
 from ._response import UI_MESSAGE_STREAM_HEADERS, ui_message_stream_response
 from ._state import UIMessageStreamState
-from ._wire import (
-    SSE_DONE,
-    ArgumentsParser,
-    FinishReason,
-    UIChunk,
-    encode_sse,
-    json_text,
-)
+from ._wire import SSE_DONE, ArgumentsParser, FinishReason, UIChunk, encode_sse, json_text
 
 __all__ = [
     "DEFAULT_ERROR_TEXT",

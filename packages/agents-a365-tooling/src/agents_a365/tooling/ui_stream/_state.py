@@ -181,15 +181,15 @@ class UIMessageStreamState:
     def _tool(self, kind: str, tool_call_id: str | None, **fields: Any) -> None:
         self._out.append({"type": f"tool-{kind}", "toolCallId": tool_call_id, **fields})
 
-    def tool_input_end(self, key: Hashable, arguments: str | Any = None) -> str | None:
+    def tool_input_end(self, key: Hashable, arguments: str | Any = None) -> None:
         """The arguments of ``key`` are complete: parse them once and emit ``tool-input-available``/``-error``.
 
         ``arguments`` (the provider's final argument text, or its parsed value) wins over the streamed
-        pieces when given. Returns the tool call id.
+        pieces when given.
         """
         call = self._tool_inputs.pop(key, None)
         if call is None:
-            return None
+            return
         tool_call_id = call.tool_call_id
         if tool_call_id is None:
             # The provider never sent an id: invent a stable one so input and output still pair up.
@@ -209,7 +209,6 @@ class UIMessageStreamState:
             self._tool("input-available", tool_call_id, toolName=call.tool_name, input=value)
         else:
             self._tool("input-error", tool_call_id, toolName=call.tool_name, input=value, errorText=error)
-        return tool_call_id
 
     def tool_call(self, tool_call_id: str, tool_name: str, arguments: str | Any) -> None:
         """A complete tool call (arguments as text or parsed); ignored when this call was already announced.
@@ -220,9 +219,8 @@ class UIMessageStreamState:
         if tool_call_id in self._awaiting or tool_call_id in self._step_seen:
             return
         streaming = (key for key, call in self._tool_inputs.items() if call.tool_call_id == tool_call_id)
-        key = next(streaming, _NOT_STREAMED)
-        if key is _NOT_STREAMED:
-            key = (_NOT_STREAMED, tool_call_id)
+        key = next(streaming, (_NOT_STREAMED, tool_call_id))
+        if key not in self._tool_inputs:
             self.tool_input_chunk(key, tool_call_id=tool_call_id, tool_name=tool_name)
         elif not isinstance(arguments, str):
             arguments = None

@@ -17,6 +17,7 @@ from collections.abc import AsyncGenerator, AsyncIterable, Iterable, Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages.tool import tool_call
 
 from agents_a365.tooling.ui_stream import ErrorTextFunction, UIMessage, iter_steps, json_text
 
@@ -90,20 +91,15 @@ def ui_messages_to_langchain(messages: Iterable[UIMessage | Mapping[str, Any]]) 
         else:
             for step in iter_steps(message):
                 calls = step.tool_calls
-                result.append(
-                    AIMessage(
-                        content=step.text,
-                        tool_calls=[
-                            {
-                                "id": call.tool_call_id,
-                                "name": call.tool_name,
-                                "args": call.input if isinstance(call.input, dict) else {"input": call.input},
-                                "type": "tool_call",
-                            }
-                            for call in calls
-                        ],
+                requests = [
+                    tool_call(
+                        name=c.tool_name,
+                        args=c.input if isinstance(c.input, dict) else {"input": c.input},
+                        id=c.tool_call_id,
                     )
-                )
+                    for c in calls
+                ]
+                result.append(AIMessage(content=step.text, tool_calls=requests))
                 result.extend(
                     ToolMessage(
                         content=json_text(c.output),
