@@ -89,8 +89,7 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
             message = data.get("chunk")
         else:
             message = data.get("output") if kind in ("on_chat_model_end", "on_tool_end") else None
-        if isinstance(message, BaseMessage):
-            self._message(message)
+        self._message(message)
 
     # -- messages ----------------------------------------------------------------------------------------
 
@@ -102,23 +101,19 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
                 is_error=message.status == "error",
                 tool_name=message.name,
             )
-            return
-        if not isinstance(message, AIMessage):
-            return  # human/system messages echoed by a node (or other objects) are input, not output
-        if isinstance(message, AIMessageChunk):
+        elif isinstance(message, AIMessageChunk):
             self._ai_chunk(message)
-        else:
+        elif isinstance(message, AIMessage):  # human/system messages echoed by a node are input, not output
             self._ai_message(message)
 
     def _ai_chunk(self, chunk: AIMessageChunk) -> None:
-        state = self.state
         self._model_output(chunk)
         for tool_chunk in chunk.tool_call_chunks:
             index, call_id = tool_chunk.get("index"), tool_chunk.get("id")
             # An anonymous continuation belongs to the call before it.
             key = index if index is not None else ("id", call_id) if call_id else self._last_tool_key
             self._last_tool_key = key
-            state.tool_input_chunk(
+            self.state.tool_input_chunk(
                 key, tool_call_id=call_id, tool_name=tool_chunk.get("name"), delta=tool_chunk.get("args")
             )
         self._finish_reason(chunk)

@@ -72,7 +72,7 @@ class OpenAIUIStreamConverter(UIStreamConverter[StreamEvent]):
         if isinstance(event, RawResponsesStreamEvent):
             self._raw(event.data)
         elif isinstance(event, RunItemStreamEvent):
-            self._item(event)
+            self._item(event.item)
 
     def _raw(self, data: Any) -> None:
         state = self.state
@@ -110,9 +110,8 @@ class OpenAIUIStreamConverter(UIStreamConverter[StreamEvent]):
             reason = getattr(getattr(data.response, "incomplete_details", None), "reason", None)
             state.finish_reason = _INCOMPLETE_REASONS.get(reason or "", "other" if reason else None)
 
-    def _item(self, event: RunItemStreamEvent) -> None:
+    def _item(self, item: object) -> None:
         state = self.state
-        item = event.item
         if isinstance(item, ToolCallOutputItem):
             call_id = _field(item.raw_item, "call_id")
             if call_id:
