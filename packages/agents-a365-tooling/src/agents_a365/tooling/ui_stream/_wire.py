@@ -7,6 +7,7 @@ schema is a closed union: e.g. ``tool-output-start``/``tool-output-delta`` do no
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from functools import partial
@@ -62,8 +63,6 @@ def output_as_json(value: Any) -> Any:
     """A tool output as the client should see it: text that is JSON is sent as JSON, anything else as is."""
     # Only attempt a parse when the text can start a JSON value: plain prose stays a string cheaply.
     if isinstance(value, str) and value.lstrip()[:1] in _JSON_START:
-        try:
+        with contextlib.suppress(ValueError):  # not JSON after all: sent as text
             return json.loads(value)
-        except ValueError:
-            pass
     return value

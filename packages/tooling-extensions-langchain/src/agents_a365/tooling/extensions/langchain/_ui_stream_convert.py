@@ -19,12 +19,11 @@ _FINISH_REASONS: Mapping[str, FinishReason] = {
 }
 
 
-def _tool_output(content: Any) -> Any:
-    """ToolMessage content: text blocks become their text (parsed as JSON later), other blocks stay as is."""
-    if isinstance(content, list) and all(
-        isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text") for b in content
-    ):
-        return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content)
+def _tool_output(message: ToolMessage) -> Any:
+    """Text content (or only text blocks) becomes its text, parsed as JSON later; other blocks stay as is."""
+    content = message.content
+    if isinstance(content, str) or all(isinstance(b, str) or b.get("type") == "text" for b in content):
+        return message.text
     return content
 
 
@@ -97,7 +96,7 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
         if isinstance(message, ToolMessage):
             self.state.tool_result(
                 message.tool_call_id,
-                _tool_output(message.content),
+                _tool_output(message),
                 is_error=message.status == "error",
                 tool_name=message.name,
             )

@@ -111,17 +111,16 @@ class OpenAIUIStreamConverter(UIStreamConverter[StreamEvent]):
             state.finish_reason = _INCOMPLETE_REASONS.get(reason or "", "other" if reason else None)
 
     def _item(self, item: object) -> None:
-        state = self.state
         if isinstance(item, ToolCallOutputItem):
             call_id = _field(item.raw_item, "call_id")
             if call_id:
-                state.tool_result(str(call_id), item.output, is_error=self._is_tool_error(item))
+                self.state.tool_result(str(call_id), item.output, is_error=self._is_tool_error(item))
         elif isinstance(item, ToolCallItem):
             raw = item.raw_item
             call_id, name = _field(raw, "call_id"), _field(raw, "name")
             if _field(raw, "type") == "function_call" and call_id and name:
-                state.tool_call(str(call_id), str(name), _field(raw, "arguments") or "")
+                self.state.tool_call(str(call_id), str(name), _field(raw, "arguments") or "")
         elif isinstance(item, HandoffOutputItem):
             call_id = _field(item.raw_item, "call_id")
             if call_id:
-                state.tool_result(str(call_id), {"assistant": item.target_agent.name})
+                self.state.tool_result(str(call_id), {"assistant": item.target_agent.name})
