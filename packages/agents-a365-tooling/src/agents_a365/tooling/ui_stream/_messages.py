@@ -30,9 +30,7 @@ class UIMessagePart(BaseModel):
     @property
     def is_tool(self) -> bool:
         """``tool-<name>`` (static tool) or ``dynamic-tool`` parts."""
-        return self.type == "dynamic-tool" or (
-            self.type.startswith("tool-") and self.tool_call_id is not None
-        )
+        return self.type == "dynamic-tool" or self.type.startswith("tool-")
 
     @property
     def resolved_tool_name(self) -> str:
