@@ -10,11 +10,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from _common import BENCH_DIR, ROOT, EmulatorProcess, ms_python
 from aiohttp import web
@@ -148,7 +150,17 @@ async def start_host(
         process.kill()
         process.wait()
         raise RuntimeError(f"host {label} did not start:\n{log.read_text(errors='replace')[-3000:]}")  # noqa: ASYNC240
+    # Read the host's stdout to its end: hosting-core's default on_turn_error print()s each failed turn's
+    # traceback there, and once an unread pipe holds 64 KiB that print blocks the host's event loop for good.
+    threading.Thread(target=_drain, args=(process.stdout, log), name=f"drain-{label}", daemon=True).start()
     return Host(label, line.split()[1], process, log)
+
+
+def _drain(stdout: IO[str], log: Path) -> None:
+    with contextlib.suppress(OSError, ValueError), stdout, open(log, "a") as sink:
+        for line in stdout:  # until the host exits
+            sink.write(line)
+            sink.flush()
 
 
 def stop_host(host: Host, keep_log: bool = False) -> None:
@@ -166,8 +178,6 @@ def stop_host(host: Host, keep_log: bool = False) -> None:
         except subprocess.TimeoutExpired:
             host.process.kill()
             host.process.wait()
-    if host.process.stdout is not None:
-        host.process.stdout.close()
     if keep_log:
         print(f"  host {host.label}'s log: {host.log}")
     else:

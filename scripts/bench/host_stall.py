@@ -1,0 +1,161 @@
+"""Does the whole hosted agent recover when the emulator stops answering for a while? (issue 26's "host that
+stops answering", the hosted counterpart of ``host_recovery.py``)
+
+    uv run python scripts/bench/host_stall.py [--orchestrator langchain|openai] [--users 32]
+        [--concurrency 32] [--stop 25] [--pre 1] [--later-turns 2] [--turn-timeout 60] [--side ours|floor]
+
+One host process (``_host_server.py``: the hosted example agent on aiohttp, or the floor) against the
+emulator in its own process. The ``--users`` new users' first turns start (``--concurrency`` at once);
+``--pre`` seconds later the emulator is stopped (SIGSTOP: an overloaded server whose kernel still accepts
+connections) for ``--stop`` seconds. Then every user takes ``--later-turns`` more turns. Printed: each
+phase's turns, failures and time, the host's TCP sockets by remote port and state (``/proc``) after each
+phase, and, when later turns fail, the host's asyncio tasks with their stacks (its ``SIGUSR1`` dump) from
+its log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections import Counter
+
+import aiohttp
+from _common import emulator_process
+from _host_load import run_phase
+from _host_procs import Host, py_spy, start_host, stop_host
+
+_STATES = {"01": "ESTABLISHED", "02": "SYN_SENT", "06": "TIME_WAIT", "08": "CLOSE_WAIT", "0A": "LISTEN"}
+
+
+def sockets(pid: int, own_port: int, ports: dict[int, str]) -> dict[str, int]:
+    """The process's TCP sockets, counted by (peer, state): ``inbound`` (to its ``own_port``) or the peer's
+    port, named by ``ports``."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    counts: Counter[str] = Counter()
+    for table in ("tcp", "tcp6"):
+        with open(f"/proc/{pid}/net/{table}") as lines:
+            for line in list(lines)[1:]:
+                fields = line.split()
+                if fields[9] not in inodes:
+                    continue
+                state = _STATES.get(fields[3], fields[3])
+                local = int(fields[1].rsplit(":", 1)[1], 16)
+                remote = int(fields[2].rsplit(":", 1)[1], 16)
+                peer = "inbound" if local == own_port else ports.get(remote, f":{remote}")
+                counts[f"{peer} {state}"] += 1
+    return dict(sorted(counts.items()))
+
+
+def task_dump(host: Host, mark: int) -> str:
+    """The host's last ``SIGUSR1`` task dump written after byte ``mark`` of its log."""
+    os.kill(host.pid, signal.SIGUSR1)
+    for _ in range(50):
+        text = host.log.read_text(errors="replace")[mark:]
+        if "=== end of tasks ===" in text:
+            return text[text.find("=== ") :]
+        time.sleep(0.1)
+    return "(no task dump: the host's event loop did not run the signal handler within 5 s)"
+
+
+async def main(args: argparse.Namespace) -> None:
+    with emulator_process(notes_servers=8, latency_ms=args.latency_ms, counts=[8]) as emu:
+        host = await start_host(f"{args.orchestrator}-{args.side}", emu, args.side, args.orchestrator)
+        host_port = int(host.url.rsplit(":", 1)[1])
+        ports = {emu.port: "emulator"}
+        users = [f"stall-{i}" for i in range(args.users)]
+        timeout = aiohttp.ClientTimeout(total=args.turn_timeout)
+        try:
+            async with aiohttp.ClientSession(timeout=timeout) as http:
+                import _host_load
+
+                _host_load.TURN_TIMEOUT = timeout
+
+                async def stall() -> None:
+                    await asyncio.sleep(args.pre)
+                    os.kill(emu.process.pid, signal.SIGSTOP)
+                    print(f"emulator stopped at +{args.pre:g} s for {args.stop:g} s", flush=True)
+                    try:
+                        await asyncio.sleep(args.stop)
+                    finally:
+                        os.kill(emu.process.pid, signal.SIGCONT)
+                    print("emulator continued", flush=True)
+
+                def show(label: str, phase: object) -> None:
+                    p: object = phase
+                    turns, errors, wall = p.turns, p.errors, p.wall  # type: ignore[attr-defined]
+                    first = f" (first failure: {p.first_error})" if errors else ""  # type: ignore[attr-defined]
+                    cpu = p.cpu  # type: ignore[attr-defined]
+                    print(
+                        f"{label}: {turns} ok, {errors} failed, {wall:.1f} s, host CPU {cpu:.1f} s{first}",
+                        flush=True,
+                    )
+                    print(f"  host sockets: {sockets(host.pid, host_port, ports)}", flush=True)
+
+                stopper = asyncio.create_task(stall())
+                first = await run_phase(
+                    http,
+                    host,
+                    f"{emu.base_url}/",
+                    emu.port,
+                    users=users,
+                    servers=8,
+                    turns_each=1,
+                    concurrency=args.concurrency,
+                )
+                await stopper
+                show("first turns (the emulator stopped during them)", first)
+                failed_later = 0
+                for n in range(args.later_turns):
+                    later = await run_phase(
+                        http,
+                        host,
+                        f"{emu.base_url}/",
+                        emu.port,
+                        users=users,
+                        servers=8,
+                        turns_each=1,
+                        concurrency=args.concurrency,
+                    )
+                    show(f"later turns, round {n + 1}", later)
+                    failed_later += later.errors
+                if failed_later or args.dump:
+                    mark = len(host.log.read_text(errors="replace"))
+                    print(task_dump(host, mark))
+                    spy = py_spy()
+                    if spy:  # the threads' stacks: where a blocked event loop is
+                        dump = subprocess.run(
+                            [spy, "dump", "--pid", str(host.pid)], capture_output=True, text=True
+                        )
+                        print(dump.stdout, dump.stderr)
+                    print(f"host log: {host.log}")
+        finally:
+            stop_host(host, keep_log=True)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--orchestrator", choices=("langchain", "openai"), default="langchain")
+    parser.add_argument("--side", choices=("ours", "floor"), default="ours")
+    parser.add_argument("--users", type=int, default=32)
+    parser.add_argument("--concurrency", type=int, default=32, help="users' turns at once")
+    parser.add_argument("--stop", type=float, default=25.0, help="seconds the emulator stays stopped")
+    parser.add_argument("--pre", type=float, default=1.0, help="seconds between the first turns and the stop")
+    parser.add_argument("--later-turns", type=int, default=2, help="rounds of later turns (one per user)")
+    parser.add_argument("--turn-timeout", type=float, default=60.0, help="the load generator's turn timeout")
+    parser.add_argument("--latency-ms", type=float, default=20.0)
+    parser.add_argument(
+        "--dump", action="store_true", help="dump the host's tasks even when all turns passed"
+    )
+    asyncio.run(main(parser.parse_args()))
