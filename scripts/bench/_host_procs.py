@@ -112,9 +112,16 @@ def _env(emu: EmulatorProcess) -> dict[str, str]:
 
 
 async def start_host(
-    label: str, emu: EmulatorProcess, mode: str, orchestrator: str, otel_endpoint: str | None = None
+    label: str,
+    emu: EmulatorProcess,
+    mode: str,
+    orchestrator: str,
+    otel_endpoint: str | None = None,
+    *,
+    drain_stdout: bool = True,
 ) -> Host:
-    """``mode``: ``ours``, ``floor`` or ``ms`` (Microsoft's SDK in its venv; OpenAI only)."""
+    """``mode``: ``ours``, ``floor`` or ``ms`` (Microsoft's SDK in its venv; OpenAI only). ``drain_stdout``
+    False leaves the host's stdout unread after its ready line (``host_stall.py --undrained-stdout``)."""
     log = Path(tempfile.mkstemp(prefix=f"host-{label}-", suffix=".log")[1])
     if mode == "ms":
         env = _env(emu)
@@ -152,7 +159,10 @@ async def start_host(
         raise RuntimeError(f"host {label} did not start:\n{log.read_text(errors='replace')[-3000:]}")  # noqa: ASYNC240
     # Read the host's stdout to its end: hosting-core's default on_turn_error print()s each failed turn's
     # traceback there, and once an unread pipe holds 64 KiB that print blocks the host's event loop for good.
-    threading.Thread(target=_drain, args=(process.stdout, log), name=f"drain-{label}", daemon=True).start()
+    if drain_stdout:
+        threading.Thread(
+            target=_drain, args=(process.stdout, log), name=f"drain-{label}", daemon=True
+        ).start()
     return Host(label, line.split()[1], process, log)
 
 

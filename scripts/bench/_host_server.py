@@ -27,8 +27,8 @@ import asyncio
 import contextlib
 import cProfile
 import importlib.util
-import logging
 import io
+import logging
 import os
 import signal
 import sys

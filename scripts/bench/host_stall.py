@@ -16,14 +16,17 @@ its log.
 from __future__ import annotations
 
 import argparse
+import array
 import asyncio
 import contextlib
+import fcntl
 import os
 import signal
 import subprocess
-import time
+import termios
 from collections import Counter
 
+import _host_load
 import aiohttp
 from _common import emulator_process
 from _host_load import run_phase
@@ -56,88 +59,101 @@ def sockets(pid: int, own_port: int, ports: dict[int, str]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def task_dump(host: Host, mark: int) -> str:
-    """The host's last ``SIGUSR1`` task dump written after byte ``mark`` of its log."""
+async def task_dump(host: Host) -> str:
+    """The host's asyncio tasks with their stacks (its ``SIGUSR1`` handler writes them to its log)."""
+    mark = len(host.log.read_text(errors="replace"))
     os.kill(host.pid, signal.SIGUSR1)
     for _ in range(50):
         text = host.log.read_text(errors="replace")[mark:]
         if "=== end of tasks ===" in text:
             return text[text.find("=== ") :]
-        time.sleep(0.1)
-    return "(no task dump: the host's event loop did not run the signal handler within 5 s)"
+        await asyncio.sleep(0.1)
+    return "(no task dump: the host's event loop did not run its signal handler within 5 s: it is blocked)"
+
+
+async def thread_dump(host: Host) -> str:
+    """The host's threads' stacks (``py-spy dump``): where a blocked event loop is."""
+    spy = py_spy()
+    if spy is None:
+        return "(py-spy is not installed: no thread dump)"
+    command = [spy, "dump", "--pid", str(host.pid)]
+    done = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True)
+    return done.stdout + done.stderr
+
+
+def blocked_in(host: Host) -> str:
+    """The kernel function the host's main thread sleeps in, and its stdout pipe's unread bytes."""
+    with open(f"/proc/{host.pid}/wchan") as wchan:
+        where = wchan.read().strip()
+    unread = array.array("i", [0])
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        fcntl.ioctl(host.process.stdout.fileno(), termios.FIONREAD, unread)  # type: ignore[union-attr]
+    return f"main thread's wchan: {where}; unread bytes in the host's stdout pipe: {unread[0]}"
+
+
+def turn_errors(host: Host) -> int:
+    """Turns the host's AgentApplication failed so far (hosting-core logs each one; the channel still
+    gets an HTTP 2xx and the error text as a reply, so the load generator counts it as answered)."""
+    return host.log.read_text(errors="replace").count("An error occurred in the AgentApplication")
 
 
 async def main(args: argparse.Namespace) -> None:
     with emulator_process(notes_servers=8, latency_ms=args.latency_ms, counts=[8]) as emu:
-        host = await start_host(f"{args.orchestrator}-{args.side}", emu, args.side, args.orchestrator)
+        host = await start_host(
+            f"{args.orchestrator}-{args.side}",
+            emu,
+            args.side,
+            args.orchestrator,
+            drain_stdout=not args.undrained_stdout,
+        )
         host_port = int(host.url.rsplit(":", 1)[1])
-        ports = {emu.port: "emulator"}
+        _host_load.TURN_TIMEOUT = aiohttp.ClientTimeout(total=args.turn_timeout)
         users = [f"stall-{i}" for i in range(args.users)]
-        timeout = aiohttp.ClientTimeout(total=args.turn_timeout)
+
+        async def stall() -> None:
+            await asyncio.sleep(args.pre)
+            os.kill(emu.process.pid, signal.SIGSTOP)
+            print(f"emulator stopped at +{args.pre:g} s for {args.stop:g} s", flush=True)
+            try:
+                await asyncio.sleep(args.stop)
+            finally:
+                os.kill(emu.process.pid, signal.SIGCONT)
+            print("emulator continued", flush=True)
+
+        async def phase(http: aiohttp.ClientSession, label: str) -> int:
+            errors_before = turn_errors(host)
+            result = await run_phase(
+                http,
+                host,
+                f"{emu.base_url}/",
+                emu.port,
+                users=users,
+                servers=8,
+                turns_each=1,
+                concurrency=args.concurrency,
+            )
+            failed = f" (first: {result.first_error})" if result.errors else ""
+            print(
+                f"{label}: {result.turns} answered, {result.errors} failed{failed}; "
+                f"{turn_errors(host) - errors_before} turn errors in the host's log; {result.wall:.1f} s, "
+                f"host CPU {result.cpu:.1f} s",
+                flush=True,
+            )
+            print(f"  host sockets: {sockets(host.pid, host_port, {emu.port: 'emulator'})}", flush=True)
+            return result.errors
+
         try:
-            async with aiohttp.ClientSession(timeout=timeout) as http:
-                import _host_load
-
-                _host_load.TURN_TIMEOUT = timeout
-
-                async def stall() -> None:
-                    await asyncio.sleep(args.pre)
-                    os.kill(emu.process.pid, signal.SIGSTOP)
-                    print(f"emulator stopped at +{args.pre:g} s for {args.stop:g} s", flush=True)
-                    try:
-                        await asyncio.sleep(args.stop)
-                    finally:
-                        os.kill(emu.process.pid, signal.SIGCONT)
-                    print("emulator continued", flush=True)
-
-                def show(label: str, phase: object) -> None:
-                    p: object = phase
-                    turns, errors, wall = p.turns, p.errors, p.wall  # type: ignore[attr-defined]
-                    first = f" (first failure: {p.first_error})" if errors else ""  # type: ignore[attr-defined]
-                    cpu = p.cpu  # type: ignore[attr-defined]
-                    print(
-                        f"{label}: {turns} ok, {errors} failed, {wall:.1f} s, host CPU {cpu:.1f} s{first}",
-                        flush=True,
-                    )
-                    print(f"  host sockets: {sockets(host.pid, host_port, ports)}", flush=True)
-
+            async with aiohttp.ClientSession() as http:
                 stopper = asyncio.create_task(stall())
-                first = await run_phase(
-                    http,
-                    host,
-                    f"{emu.base_url}/",
-                    emu.port,
-                    users=users,
-                    servers=8,
-                    turns_each=1,
-                    concurrency=args.concurrency,
-                )
+                await phase(http, "first turns (the emulator stopped during them)")
                 await stopper
-                show("first turns (the emulator stopped during them)", first)
                 failed_later = 0
                 for n in range(args.later_turns):
-                    later = await run_phase(
-                        http,
-                        host,
-                        f"{emu.base_url}/",
-                        emu.port,
-                        users=users,
-                        servers=8,
-                        turns_each=1,
-                        concurrency=args.concurrency,
-                    )
-                    show(f"later turns, round {n + 1}", later)
-                    failed_later += later.errors
+                    failed_later += await phase(http, f"later turns, round {n + 1}")
                 if failed_later or args.dump:
-                    mark = len(host.log.read_text(errors="replace"))
-                    print(task_dump(host, mark))
-                    spy = py_spy()
-                    if spy:  # the threads' stacks: where a blocked event loop is
-                        dump = subprocess.run(
-                            [spy, "dump", "--pid", str(host.pid)], capture_output=True, text=True
-                        )
-                        print(dump.stdout, dump.stderr)
-                    print(f"host log: {host.log}")
+                    print(await task_dump(host))
+                    print(await thread_dump(host))
+                    print(blocked_in(host))
         finally:
             stop_host(host, keep_log=True)
 
@@ -157,5 +173,10 @@ if __name__ == "__main__":
     parser.add_argument("--latency-ms", type=float, default=20.0)
     parser.add_argument(
         "--dump", action="store_true", help="dump the host's tasks even when all turns passed"
+    )
+    parser.add_argument(
+        "--undrained-stdout",
+        action="store_true",
+        help="leave the host's stdout pipe unread after its ready line (host.py before the fix)",
     )
     asyncio.run(main(parser.parse_args()))
