@@ -32,6 +32,7 @@ class Host:
     url: str
     process: subprocess.Popen[str]
     log: Path
+    drained: bool = True  # its stdout read to the end (into ``log``) by a thread of ours
 
     @property
     def pid(self) -> int:
@@ -147,7 +148,8 @@ async def start_host(
             *(["--otel-endpoint", otel_endpoint] if otel_endpoint else []),
         ]
     # Popen on this (the main) thread: a host's PR_SET_PDEATHSIG follows the thread that forked it.
-    with open(log, "w") as err:  # noqa: ASYNC230 (a local temp file)
+    # O_APPEND: the host's stderr and our copy of its stdout share the file without overwriting each other.
+    with open(log, "a") as err:  # noqa: ASYNC230 (a local temp file)
         process = subprocess.Popen(  # noqa: ASYNC220 (fork + exec, milliseconds)
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True, env=env, cwd=ROOT
         )
@@ -163,7 +165,7 @@ async def start_host(
         threading.Thread(
             target=_drain, args=(process.stdout, log), name=f"drain-{label}", daemon=True
         ).start()
-    return Host(label, line.split()[1], process, log)
+    return Host(label, line.split()[1], process, log, drain_stdout)
 
 
 def _drain(stdout: IO[str], log: Path) -> None:
@@ -188,6 +190,8 @@ def stop_host(host: Host, keep_log: bool = False) -> None:
         except subprocess.TimeoutExpired:
             host.process.kill()
             host.process.wait()
+    if not host.drained and host.process.stdout is not None:
+        host.process.stdout.close()  # else the draining thread closes it at its end
     if keep_log:
         print(f"  host {host.label}'s log: {host.log}")
     else:
