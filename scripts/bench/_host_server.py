@@ -17,7 +17,7 @@ on aiohttp, ``/api/messages``), loaded as users copy it, with the benchmark's on
 (``BatchSpanProcessor`` and ``PeriodicExportingMetricReader``, OTLP/HTTP to that collector) and each turn
 runs in the example's ``invoke_agent`` span. ``POST /_bench/profile/start|stop`` runs cProfile on the
 event loop's thread (the fallback when py-spy is not installed). ``SIGUSR1`` writes every asyncio task
-of the host and its stack to stderr (the host's log): what a host that stopped answering waits on.
+of the host and its await chain to stderr (the host's log): what a host that stopped answering waits on.
 """
 
 from __future__ import annotations
@@ -157,13 +157,29 @@ def bench_routes(web_app: web.Application) -> None:
     web_app.router.add_post("/_bench/profile/stop", stop)
 
 
+def await_chain(task: asyncio.Task[Any]) -> list[str]:
+    """Where a task waits: its coroutine and every coroutine it awaits, outermost first (``print_stack``
+    shows only the outermost frame of a suspended task)."""
+    chain: list[str] = []
+    awaited: Any = task.get_coro()
+    while awaited is not None and len(chain) < 60:
+        frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "ag_frame", None)
+        frame = frame or getattr(awaited, "gi_frame", None)
+        if frame is not None:
+            chain.append(f"  {frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}")
+        following = getattr(awaited, "cr_await", None) or getattr(awaited, "ag_await", None)
+        awaited = following or getattr(awaited, "gi_yieldfrom", None)
+    return chain
+
+
 def dump_tasks() -> None:
-    """Every task of the running loop, with the stack where it waits (``kill -USR1 <host pid>``)."""
+    """Every task of the running loop and the await chain where it waits (``kill -USR1 <host pid>``)."""
     out = io.StringIO()
     tasks = asyncio.all_tasks()
     out.write(f"=== {len(tasks)} asyncio tasks ===\n")
     for task in sorted(tasks, key=lambda t: t.get_name()):
-        task.print_stack(limit=40, file=out)
+        out.write(f"Task {task.get_name()}\n")
+        out.writelines(f"{line}\n" for line in await_chain(task))
     out.write("=== end of tasks ===\n")
     sys.stderr.write(out.getvalue())
     sys.stderr.flush()

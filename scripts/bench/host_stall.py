@@ -145,8 +145,17 @@ async def main(args: argparse.Namespace) -> None:
         try:
             async with aiohttp.ClientSession() as http:
                 stopper = asyncio.create_task(stall())
+                if args.dump_at is not None:  # what the turns wait on while the emulator is stopped
+
+                    async def dump_later() -> None:
+                        await asyncio.sleep(args.dump_at)
+                        print(f"--- the host's tasks at +{args.dump_at:g} s ---\n{await task_dump(host)}")
+
+                    dumper = asyncio.create_task(dump_later())
                 await phase(http, "first turns (the emulator stopped during them)")
                 await stopper
+                if args.dump_at is not None:
+                    await dumper
                 failed_later = 0
                 for n in range(args.later_turns):
                     failed_later += await phase(http, f"later turns, round {n + 1}")
@@ -173,6 +182,9 @@ if __name__ == "__main__":
     parser.add_argument("--latency-ms", type=float, default=20.0)
     parser.add_argument(
         "--dump", action="store_true", help="dump the host's tasks even when all turns passed"
+    )
+    parser.add_argument(
+        "--dump-at", type=float, help="also dump the host's tasks this many seconds into the first turns"
     )
     parser.add_argument(
         "--undrained-stdout",
