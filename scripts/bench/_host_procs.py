@@ -81,6 +81,11 @@ class Host:
     def log_tail(self, lines: int = 30) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
 
+    def turn_errors(self) -> int:
+        """Turns the host's AgentApplication failed so far, as it logs them (ours and the floor): the
+        channel still gets HTTP 2xx and the error text as a reply, so the load generator sees an answer."""
+        return self.log.read_text(errors="replace").count("An error occurred in the AgentApplication")
+
 
 def ms_host_python() -> Path:
     """The baseline venv's Python (``_common.ms_python``) with ``microsoft-agents-hosting-aiohttp`` added, at

@@ -91,12 +91,6 @@ def blocked_in(host: Host) -> str:
     return f"main thread's wchan: {where}; unread bytes in the host's stdout pipe: {unread[0]}"
 
 
-def turn_errors(host: Host) -> int:
-    """Turns the host's AgentApplication failed so far (hosting-core logs each one; the channel still
-    gets an HTTP 2xx and the error text as a reply, so the load generator counts it as answered)."""
-    return host.log.read_text(errors="replace").count("An error occurred in the AgentApplication")
-
-
 async def main(args: argparse.Namespace) -> None:
     with emulator_process(notes_servers=8, latency_ms=args.latency_ms, counts=[8]) as emu:
         host = await start_host(
@@ -121,7 +115,7 @@ async def main(args: argparse.Namespace) -> None:
             print("emulator continued", flush=True)
 
         async def phase(http: aiohttp.ClientSession, label: str) -> int:
-            errors_before = turn_errors(host)
+            errors_before = host.turn_errors()
             result = await run_phase(
                 http,
                 host,
@@ -135,7 +129,7 @@ async def main(args: argparse.Namespace) -> None:
             failed = f" (first: {result.first_error})" if result.errors else ""
             print(
                 f"{label}: {result.turns} answered, {result.errors} failed{failed}; "
-                f"{turn_errors(host) - errors_before} turn errors in the host's log; {result.wall:.1f} s, "
+                f"{host.turn_errors() - errors_before} turn errors in the host's log; {result.wall:.1f} s, "
                 f"host CPU {result.cpu:.1f} s",
                 flush=True,
             )
