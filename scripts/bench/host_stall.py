@@ -3,14 +3,19 @@ stops answering", the hosted counterpart of ``host_recovery.py``)
 
     uv run python scripts/bench/host_stall.py [--orchestrator langchain|openai] [--users 32]
         [--concurrency 32] [--stop 25] [--pre 1] [--later-turns 2] [--turn-timeout 60] [--side ours|floor]
+        [--dump] [--dump-at SECONDS] [--undrained-stdout]
 
 One host process (``_host_server.py``: the hosted example agent on aiohttp, or the floor) against the
 emulator in its own process. The ``--users`` new users' first turns start (``--concurrency`` at once);
 ``--pre`` seconds later the emulator is stopped (SIGSTOP: an overloaded server whose kernel still accepts
 connections) for ``--stop`` seconds. Then every user takes ``--later-turns`` more turns. Printed: each
-phase's turns, failures and time, the host's TCP sockets by remote port and state (``/proc``) after each
-phase, and, when later turns fail, the host's asyncio tasks with their stacks (its ``SIGUSR1`` dump) from
-its log.
+phase's answered and failed turns (and the turns the host failed but answered HTTP 2xx, from its log), time
+and host CPU, the host's TCP sockets by peer and state (``/proc``) after each phase, and, when later turns
+fail (or with ``--dump``), the host's asyncio tasks with their await chains (its ``SIGUSR1`` dump),
+``py-spy dump`` (when installed) and the kernel function its main thread sleeps in. ``--dump-at`` also dumps
+the tasks that many seconds into the first turns (while the emulator is stopped). ``--undrained-stdout``
+leaves the host's stdout unread as ``host.py`` did before: hosting-core's tracebacks then fill the pipe and
+block the host.
 """
 
 from __future__ import annotations
