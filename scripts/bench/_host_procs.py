@@ -10,11 +10,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from _common import BENCH_DIR, ROOT, EmulatorProcess, ms_python
 from aiohttp import web
@@ -30,6 +32,7 @@ class Host:
     url: str
     process: subprocess.Popen[str]
     log: Path
+    drained: bool = True  # its stdout read to the end (into ``log``) by a thread of ours
 
     @property
     def pid(self) -> int:
@@ -78,6 +81,11 @@ class Host:
     def log_tail(self, lines: int = 30) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
 
+    def turn_errors(self) -> int:
+        """Turns the host's AgentApplication failed so far, as it logs them (ours and the floor): the
+        channel still gets HTTP 2xx and the error text as a reply, so the load generator sees an answer."""
+        return self.log.read_text(errors="replace").count("An error occurred in the AgentApplication")
+
 
 def ms_host_python() -> Path:
     """The baseline venv's Python (``_common.ms_python``) with ``microsoft-agents-hosting-aiohttp`` added, at
@@ -110,9 +118,16 @@ def _env(emu: EmulatorProcess) -> dict[str, str]:
 
 
 async def start_host(
-    label: str, emu: EmulatorProcess, mode: str, orchestrator: str, otel_endpoint: str | None = None
+    label: str,
+    emu: EmulatorProcess,
+    mode: str,
+    orchestrator: str,
+    otel_endpoint: str | None = None,
+    *,
+    drain_stdout: bool = True,
 ) -> Host:
-    """``mode``: ``ours``, ``floor`` or ``ms`` (Microsoft's SDK in its venv; OpenAI only)."""
+    """``mode``: ``ours``, ``floor`` or ``ms`` (Microsoft's SDK in its venv; OpenAI only). ``drain_stdout``
+    False leaves the host's stdout unread after its ready line (``host_stall.py --undrained-stdout``)."""
     log = Path(tempfile.mkstemp(prefix=f"host-{label}-", suffix=".log")[1])
     if mode == "ms":
         env = _env(emu)
@@ -138,7 +153,8 @@ async def start_host(
             *(["--otel-endpoint", otel_endpoint] if otel_endpoint else []),
         ]
     # Popen on this (the main) thread: a host's PR_SET_PDEATHSIG follows the thread that forked it.
-    with open(log, "w") as err:  # noqa: ASYNC230 (a local temp file)
+    # O_APPEND: the host's stderr and our copy of its stdout share the file without overwriting each other.
+    with open(log, "a") as err:  # noqa: ASYNC230 (a local temp file)
         process = subprocess.Popen(  # noqa: ASYNC220 (fork + exec, milliseconds)
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True, env=env, cwd=ROOT
         )
@@ -148,7 +164,20 @@ async def start_host(
         process.kill()
         process.wait()
         raise RuntimeError(f"host {label} did not start:\n{log.read_text(errors='replace')[-3000:]}")  # noqa: ASYNC240
-    return Host(label, line.split()[1], process, log)
+    # Read the host's stdout to its end: hosting-core's default on_turn_error print()s each failed turn's
+    # traceback there, and once an unread pipe holds 64 KiB that print blocks the host's event loop for good.
+    if drain_stdout:
+        threading.Thread(
+            target=_drain, args=(process.stdout, log), name=f"drain-{label}", daemon=True
+        ).start()
+    return Host(label, line.split()[1], process, log, drain_stdout)
+
+
+def _drain(stdout: IO[str], log: Path) -> None:
+    with contextlib.suppress(OSError, ValueError), stdout, open(log, "a") as sink:
+        for line in stdout:  # until the host exits
+            sink.write(line)
+            sink.flush()
 
 
 def stop_host(host: Host, keep_log: bool = False) -> None:
@@ -166,8 +195,8 @@ def stop_host(host: Host, keep_log: bool = False) -> None:
         except subprocess.TimeoutExpired:
             host.process.kill()
             host.process.wait()
-    if host.process.stdout is not None:
-        host.process.stdout.close()
+    if not host.drained and host.process.stdout is not None:
+        host.process.stdout.close()  # else the draining thread closes it at its end
     if keep_log:
         print(f"  host {host.label}'s log: {host.log}")
     else:

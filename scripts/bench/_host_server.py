@@ -16,7 +16,8 @@ on aiohttp, ``/api/messages``), loaded as users copy it, with the benchmark's on
 (``_host_floor.py``). With ``--otel-endpoint`` the SDK tracer and meter providers are set globally
 (``BatchSpanProcessor`` and ``PeriodicExportingMetricReader``, OTLP/HTTP to that collector) and each turn
 runs in the example's ``invoke_agent`` span. ``POST /_bench/profile/start|stop`` runs cProfile on the
-event loop's thread (the fallback when py-spy is not installed).
+event loop's thread (the fallback when py-spy is not installed). ``SIGUSR1`` writes every asyncio task
+of the host and its await chain to stderr (the host's log): what a host that stopped answering waits on.
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ import asyncio
 import contextlib
 import cProfile
 import importlib.util
+import io
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -46,7 +49,6 @@ EXAMPLE = ROOT / "examples" / "hosted_agent" / "agent.py"
 def die_with_parent() -> None:
     """Linux: SIGTERM when the benchmark process dies, so no host outlives an interrupted run."""
     import ctypes
-    import signal
 
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
@@ -155,10 +157,39 @@ def bench_routes(web_app: web.Application) -> None:
     web_app.router.add_post("/_bench/profile/stop", stop)
 
 
+def await_chain(task: asyncio.Task[Any]) -> list[str]:
+    """Where a task waits: its coroutine and every coroutine it awaits, outermost first (``print_stack``
+    shows only the outermost frame of a suspended task)."""
+    chain: list[str] = []
+    awaited: Any = task.get_coro()
+    while awaited is not None and len(chain) < 60:
+        frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "ag_frame", None)
+        frame = frame or getattr(awaited, "gi_frame", None)
+        if frame is not None:
+            chain.append(f"  {frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}")
+        following = getattr(awaited, "cr_await", None) or getattr(awaited, "ag_await", None)
+        awaited = following or getattr(awaited, "gi_yieldfrom", None)
+    return chain
+
+
+def dump_tasks() -> None:
+    """Every task of the running loop and the await chain where it waits (``kill -USR1 <host pid>``)."""
+    out = io.StringIO()
+    tasks = asyncio.all_tasks()
+    out.write(f"=== {len(tasks)} asyncio tasks ===\n")
+    for task in sorted(tasks, key=lambda t: t.get_name()):
+        out.write(f"Task {task.get_name()}\n")
+        out.writelines(f"{line}\n" for line in await_chain(task))
+    out.write("=== end of tasks ===\n")
+    sys.stderr.write(out.getvalue())
+    sys.stderr.flush()
+
+
 async def serve(args: argparse.Namespace) -> None:
     from agents_a365.emulator import EmulatorAuthorization, TokenIssuer
     from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration
 
+    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, dump_tasks)
     hosted = load_example()
     hosted.langchain_model = OneToolLangChainModel
     hosted._openai_turn = _openai_turn

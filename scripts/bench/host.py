@@ -174,6 +174,7 @@ class Run:
         if host.label in self.wedged:  # its later phases would only wait for their timeouts
             print(f"  {'/'.join(key)}: skipped (the host stopped answering in {self.wedged[host.label]})")
             return Phase()
+        failed_before = host.turn_errors()
         result = await run_phase(
             self.http,
             host,
@@ -189,6 +190,9 @@ class Run:
             f"  {'/'.join(key)}: {result.turns} turns in {result.wall:.1f} s, CPU {result.cpu_per_turn * 1000:.1f} ms/turn",
             flush=True,
         )
+        failed_inside = host.turn_errors() - failed_before
+        if failed_inside:  # answered HTTP 2xx: counted as turns, their latencies included
+            print(f"  ! {key}: {failed_inside} of the answered turns failed inside the host (its log)")
         if result.errors:
             print(f"  ! {key}: {result.errors} failed turns ({result.first_error}); host log:")
             print("    " + host.log_tail(12).replace("\n", "\n    "))
