@@ -5,6 +5,7 @@ Agent 365, threat protection after every turn. ``python examples/hosted_agent/ag
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import logging
 import os
@@ -26,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))  # the 
 from demo_models import langchain_model, openai_model
 
 AUTH_HANDLER = "AGENTIC"
+logger = logging.getLogger("hosted_agent")
 
 
 class TurnObserver:
@@ -89,6 +91,22 @@ class EmulatorTokenExchange:
         return TokenResponse(token=response.json()["token"])
 
 
+TURN_ERROR_REPLY = "Sorry, something went wrong. Please try again."
+
+
+async def _on_turn_error(context: TurnContext, error: Exception) -> None:
+    """A generic reply to a failed turn (``AgentApplication`` has logged it, with its traceback). hosting-core's
+    default handler also ``print()``s the traceback on the event loop (a host whose stdout is a pipe nobody reads
+    blocks once it is full) and sends the error's text to the user, which may name internal endpoints."""
+    try:
+        async with asyncio.timeout(
+            10
+        ):  # the reply to the channel has no deadline of its own (aiohttp: 300 s)
+            await context.send_activity(TURN_ERROR_REPLY)
+    except Exception as exc:  # the channel is unreachable too: nothing more to tell the user
+        logger.warning("could not tell the user the turn failed: %s", type(exc).__name__)
+
+
 def create_agent_app(
     orchestrator: str,
     tooling: McpToolServerConfigurationService,
@@ -106,6 +124,7 @@ def create_agent_app(
         raise ValueError("orchestrator must be 'langchain' or 'openai'")
     connections = connections or DevelopmentConnections()
     adapter = CloudAdapter(connection_manager=connections)
+    adapter.on_turn_error = _on_turn_error
     app = AgentApplication[TurnState](storage=MemoryStorage(), connection_manager=connections)
     run_turn = _langchain_turn if orchestrator == "langchain" else _openai_turn
     if orchestrator == "openai" and not os.environ.get("OPENAI_API_KEY"):

@@ -3,7 +3,8 @@
 hosting-core's default ``on_turn_error`` ``print()``s each failed turn's traceback to stdout, on the event
 loop. The benchmark read a host's stdout only up to its ``ready`` line: after 64 KiB of tracebacks (8 turns
 failed in tool discovery here) the pipe was full, that ``print`` blocked in ``write`` and the host never
-answered again.
+answered again. The benchmark now drains each host's stdout into its log, and the hosted example sets its own
+``on_turn_error`` (a generic reply, nothing printed), so failed turns neither block nor leak.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from _host_procs import Host, start_host, stop_host
 
 from agents_a365.emulator import channel_activity
 
-PIPE_BYTES = 64 * 1024  # Linux's default pipe capacity
 FAILED_TURNS = 30  # with the old plumbing the 9th failed turn never ended
 TURN_TIMEOUT = aiohttp.ClientTimeout(total=30)  # a blocked host never answers: this fails the test
 
@@ -55,7 +55,7 @@ async def turn(http: aiohttp.ClientSession, host: Host, emu: Any, n: int) -> int
 
 
 @pytest.mark.slow
-async def test_failed_turns_printing_past_a_pipe_full_of_tracebacks_never_block_the_host(
+async def test_a_host_keeps_answering_after_many_failed_turns(
     host: tuple[Host, Any],
 ) -> None:
     served, emu = host
@@ -65,15 +65,15 @@ async def test_failed_turns_printing_past_a_pipe_full_of_tracebacks_never_block_
             assert await turn(http, served, emu, n) < 500  # hosting-core answers, the error as its reply
         emu.control("DELETE", "/faults/gateway")
         assert await turn(http, served, emu, FAILED_TURNS) == 202
-    # Each failed turn's traceback was logged to stderr and printed to stdout (copied to the same log by
-    # the benchmark's thread, which may lag a little): stdout alone carried more than a pipe holds.
+    # Each failed turn's traceback was logged once (by AgentApplication; hosting-core's default handler printed
+    # it too, and sent the error's text to the user).
     for _ in range(100):
         log = served.log.read_text(errors="replace")
-        if log.count("Traceback (most recent call last)") >= 2 * FAILED_TURNS:
+        if log.count("Traceback (most recent call last)") >= FAILED_TURNS:
             break
         await asyncio.sleep(0.05)
-    assert log.count("Traceback (most recent call last)") == 2 * FAILED_TURNS
-    assert len(log) > 3 * PIPE_BYTES, "the failed turns print less than expected"
+    assert log.count("Traceback (most recent call last)") == FAILED_TURNS
+    assert "Exception caught" not in log
     # The last turn ran whole: the tool answered and the history reached threat protection.
     records = emu.control("GET", "/chat-messages")
     assert len(records) == 1
