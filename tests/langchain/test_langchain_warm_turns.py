@@ -27,6 +27,7 @@ from support.leaks import leaked_tasks, our_tasks, pooled_tasks
 from support.platform import AUTH_HANDLER
 from support.scripted_langchain import ScriptedChatModel, call, calls
 from support.turns import make_turn_context
+from support.waiting import until
 
 MODES = ["per_call", "per_turn"]
 AUDIENCES = {"mail": PLATFORM_AUDIENCE, "calendar": CALENDAR_AUDIENCE}
@@ -211,14 +212,56 @@ async def test_entries_expire_after_the_cache_ttl(
 ) -> None:
     now = [1000.0]
     service.configuration_service.tool_definitions = ToolDefinitionCache(60, clock=lambda: now[0])
-    lists = []
-    for activity, advance in (("a1", 0), ("a2", 59), ("a3", 2)):  # listed, cached (59 s), expired (61 s)
+
+    async def turn(activity: str, advance: float) -> int:
+        """The turn's own mail listings (made before its tools were handed out)."""
         now[0] += advance
         mark = _mark(emulator)
-        async with _tools(service, "per_turn", authorization, _turn(activity=activity)):
-            pass
-        lists.append(_methods(_since(emulator, mark), "mail").count("tools/list"))
-    assert lists == [1, 0, 1]
+        async with _tools(service, "per_turn", authorization, _turn(activity=activity)) as tools:
+            assert "list_emails" in tools
+            return _methods(_since(emulator, mark), "mail").count("tools/list")
+
+    assert await turn("a1", 0) == 1  # listed
+    assert await turn("a2", 59) == 0  # cached
+    # Expired (61 s) but less than two TTLs old: served at once, refreshed by one background listing.
+    mark = _mark(emulator)
+    assert await turn("a3", 2) == 0
+    [mail] = [
+        s
+        for s in await service.configuration_service.list_tool_servers(
+            _turn(), authorization, AUTH_HANDLER, None, service.tool_options(None)
+        )
+        if s.mcp_server_name == "mail"
+    ]
+    cache = service.configuration_service.tool_definitions
+    await until(lambda: cache.get(mail.url, mail.headers) is not None)  # re-stored by the refresh
+    assert _methods(_since(emulator, mark), "mail").count("tools/list") == 1
+    assert await turn("a4", 59) == 0  # the refresh re-stored it at 61 s: fresh at 120 s
+    assert await turn("a5", 121) == 1  # two TTLs after the refresh: listed by the turn itself
+
+
+async def test_an_expired_entry_serves_while_its_server_cannot_be_listed(
+    emulator: Emulator, service: McpToolRegistrationService, authorization: EmulatorAuthorization
+) -> None:
+    """Every user's entry expires at once when a host's users started together: a server that is slow
+    or down then fails no warm turn (the refresh runs in the background; a failed one keeps the entry)."""
+    now = [1000.0]
+    service.configuration_service.tool_definitions = ToolDefinitionCache(60, clock=lambda: now[0])
+    async with _tools(service, "per_turn", authorization, _turn(activity="a1")):
+        pass
+    now[0] += 61
+    emulator.faults.set("mcp", Fault(status=503))
+    mark = _mark(emulator)
+    for activity in ("a2", "a3"):
+        async with _tools(service, "per_turn", authorization, _turn(activity=activity)) as tools:
+            assert {"list_emails", "list_events"} <= set(tools)  # the turn has its tools
+    await until(lambda: len(_methods(_since(emulator, mark), "mail")) >= 1)  # the refresh was tried
+    emulator.faults.clear()
+    now[0] += 60  # 121 s: past two TTLs, the failed refresh kept nothing newer: the turn lists itself
+    mark = _mark(emulator)
+    async with _tools(service, "per_turn", authorization, _turn(activity="a4")):
+        pass
+    assert _methods(_since(emulator, mark), "mail").count("tools/list") == 1
 
 
 async def test_tool_cache_ttl_setting_zero_turns_the_cache_off(

@@ -23,6 +23,7 @@ from support.leaks import leaked_tasks, other_tasks
 from support.platform import AUTH_HANDLER, production_config
 from support.scripted_openai import ScriptedModel, assistant_message, function_call, tool_outputs
 from support.turns import make_turn_context
+from support.waiting import until
 
 
 def _mcp_methods(emulator: Emulator, since: int = 0) -> list[str | None]:
@@ -122,8 +123,18 @@ async def test_tool_cache_entries_expire_after_the_ttl(
             assert _mcp_methods(emulator, mark).count("tools/list") == 0  # still cached
         clock.advance(2)
         mark = len(emulator.requests_for("mcp"))
+        async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn) as agent:
+            # Expired less than a TTL ago: the turn has its servers at once, each refreshed in the background.
+            assert len(agent.mcp_servers) == 2
+        servers = await core.list_tool_servers(
+            turn, authorization, AUTH_HANDLER, None, service.tool_options(None)
+        )
+        await until(lambda: all(core.tool_definitions.get(s.url, s.headers) is not None for s in servers))
+        assert _mcp_methods(emulator, mark).count("tools/list") == 2  # one refresh per server
+        clock.advance(121)  # two TTLs after the refresh: the turn lists them itself
+        mark = len(emulator.requests_for("mcp"))
         async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn):
-            assert _mcp_methods(emulator, mark).count("tools/list") == 2  # expired: listed again
+            assert _mcp_methods(emulator, mark).count("tools/list") == 2
 
 
 async def test_a_cached_server_that_fails_on_first_use_is_listed_again_next_turn(
@@ -208,4 +219,9 @@ async def test_using_cached_definitions_does_not_extend_their_ttl(
         clock.advance(35)  # past the TTL of the first listing
         mark = len(emulator.requests_for("mcp"))
         async with service.connected_agent(Agent(name="a"), authorization, AUTH_HANDLER, turn):
-            assert _mcp_methods(emulator, mark).count("tools/list") == 2
+            pass  # expired (not extended at 35 s): served while both servers are refreshed in the background
+        servers = await core.list_tool_servers(
+            turn, authorization, AUTH_HANDLER, None, service.tool_options(None)
+        )
+        await until(lambda: all(core.tool_definitions.get(s.url, s.headers) is not None for s in servers))
+        assert _mcp_methods(emulator, mark).count("tools/list") == 2

@@ -193,3 +193,30 @@ def test_the_default_bound_keeps_a_thousand_users_of_eight_servers() -> None:
         for server in range(8):
             cache.put(f"https://mcp.example/{server}", {"Authorization": f"Bearer {user}"}, [])
     assert cache.get("https://mcp.example/0", {"Authorization": "Bearer 0"}) == ()
+
+
+async def test_a_background_refresh_in_flight_ends_with_the_service(emu: Emulator) -> None:
+    """An expired entry is refreshed in a task nobody waits for: ``aclose()`` cancels it, nothing is left."""
+    from support.leaks import leaked_tasks, other_tasks
+    from support.waiting import until
+
+    before = other_tasks()
+    clock = FakeClock()
+    config = ToolingConfiguration(mcp_platform_endpoint=emu.base_url, use_tooling_manifest=False)
+    service = McpToolServerConfigurationService(config, clock=clock)
+    turn = make_turn_context(agentic_app_id=emu.config.agent_id)
+    mail = next(
+        s
+        for s in await service.list_tool_servers(turn, emu.authorization(), AUTH_HANDLER)
+        if s.mcp_server_name == "mail"
+    )
+    await service.list_mcp_tools(mail)
+    clock.advance(config.tool_cache_ttl + 1)
+    emu.faults.set("mcp", Fault(latency_ms=30_000, mcp_method="tools/list"))  # the refresh hangs
+    mark = len(emu.requests_for("mcp"))
+    assert await service.list_mcp_tools(mail)  # the expired definitions, at once
+    await until(lambda: len(emu.requests_for("mcp")) > mark)  # the refresh is on the wire
+    async with asyncio.timeout(5):
+        await service.aclose()
+    emu.faults.clear()
+    assert not await leaked_tasks(before, pooled=True)

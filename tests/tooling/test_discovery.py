@@ -29,9 +29,11 @@ from agents_a365.tooling import (
     ToolServerConfigurationError,
     ToolServerDiscoveryError,
 )
+from support.clock import FakeClock
 from support.jwt import make_jwt
 from support.platform import production_config
 from support.turns import make_turn_context
+from support.waiting import until
 
 OPTIONS = ToolOptions(orchestrator_name="TestOrchestrator")
 
@@ -227,6 +229,42 @@ async def test_discovery_ttl_is_configurable(emulator: Emulator, turn: Any) -> N
         await svc.list_tool_servers(turn, emulator.authorization(), "AGENTIC")
         await svc.list_tool_servers(turn, emulator.authorization(), "AGENTIC")
     assert len(emulator.requests_for("gateway")) == 2
+
+
+async def test_an_expired_discovery_serves_while_the_gateway_is_down(
+    emulator: Emulator, turn: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every user's discovery expires at once when a host's users started together: a gateway that is slow
+    or down then fails no turn (the refresh runs in the background; a failed one keeps the entry)."""
+    caplog.set_level(logging.DEBUG, logger="agents_a365.tooling.service")
+    clock = FakeClock()
+    authorization = emulator.authorization()
+    config = production_config(emulator, discovery_cache_ttl=60)
+
+    def answers() -> int:  # gateway answers stored (logged just before the cache stores them)
+        return sum(r.getMessage().startswith("discovered ") for r in caplog.records)
+
+    async with McpToolServerConfigurationService(config, clock=clock) as svc:
+        first = [s.mcp_server_name for s in await svc.list_tool_servers(turn, authorization, "AGENTIC")]
+        clock.advance(61)
+        emulator.faults.set("gateway", Fault(status=503))
+        again = await svc.list_tool_servers(turn, authorization, "AGENTIC")  # served at once
+        assert [s.mcp_server_name for s in again] == first
+        await until(lambda: len(emulator.requests_for("gateway")) == 2)  # the background refresh was tried
+        clock.advance(60)  # two TTLs old: the turn asks the gateway itself, and fails with it
+        with pytest.raises(ToolServerDiscoveryError, match="503"):
+            await svc.list_tool_servers(turn, authorization, "AGENTIC")
+        emulator.faults.clear()
+        clock.advance(1)
+        assert [
+            s.mcp_server_name for s in await svc.list_tool_servers(turn, authorization, "AGENTIC")
+        ] == first
+        clock.advance(61)  # expired again: one background refresh, which succeeds and re-stores it
+        await svc.list_tool_servers(turn, authorization, "AGENTIC")
+        await until(lambda: answers() == 3)  # first, after the outage, the refresh
+        clock.advance(59)  # fresh from the refresh: no request
+        await svc.list_tool_servers(turn, authorization, "AGENTIC")
+    assert len(emulator.requests_for("gateway")) == 5
 
 
 async def test_concurrent_cold_turns_share_one_exchange_and_discovery(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import logging
 import time
 import weakref
 from collections import OrderedDict
@@ -22,6 +23,8 @@ from ._stepwise import Steps, run, run_cooperatively
 from .constants import DEFAULT_CACHE_MAX_ENTRIES
 
 __all__ = ["AsyncTTLCache", "MaxEntries", "ToolDefinitionCache"]
+
+logger = logging.getLogger(__name__)
 
 V = TypeVar("V")
 
@@ -52,15 +55,23 @@ class AsyncTTLCache(Generic[V]):
     def get(self, key: Hashable, ttl: float | None = None) -> V | None:
         """The value if still fresh: younger than ``ttl`` when given (a TTL read from the settings at each
         use applies to entries already stored), else than the TTL it was stored with."""
+        found = self._lookup(key, ttl, stale=False)
+        return None if found is None else found[0]
+
+    def _lookup(self, key: Hashable, ttl: float | None, stale: bool) -> tuple[V, bool] | None:
+        """``(value, fresh)``; with ``stale``, an entry expired less than one TTL ago too (not fresh)."""
         entry = self._entries.get(key)
         if entry is None:
             return None
         value, stored_at, stored_ttl = entry
-        if stored_at + (stored_ttl if ttl is None else ttl) <= self._clock():
-            del self._entries[key]
+        limit = stored_ttl if ttl is None else ttl
+        age = self._clock() - stored_at
+        if age >= (2 * limit if stale else limit):
+            if age >= 2 * limit:  # kept until then: a stale lookup may still serve it
+                del self._entries[key]
             return None
         self._entries.move_to_end(key)
-        return value
+        return value, age < limit
 
     def put(self, key: Hashable, value: V, ttl: float) -> None:
         if ttl <= 0:
@@ -72,18 +83,23 @@ class AsyncTTLCache(Generic[V]):
             self._entries.popitem(last=False)
 
     async def get_or_create(
-        self, key: Hashable, create: Callable[[], Awaitable[tuple[V, float]]], ttl: float | None = None
+        self,
+        key: Hashable,
+        create: Callable[[], Awaitable[tuple[V, float]]],
+        ttl: float | None = None,
+        *,
+        stale: bool = False,
     ) -> V:
         """The cached value (fresh as :meth:`get` says), or ``create()``'s ``(value, ttl)``; one creation per
-        key at a time."""
-        cached = self.get(key, ttl)
-        if cached is not None:
-            return cached
-        flight = self._pending.get(key)
-        if flight is None:
-            flight = _Flight(asyncio.get_running_loop().create_task(self._create(key, create)))
-            self._pending[key] = flight
-            flight.task.add_done_callback(functools.partial(self._landed, key, flight))
+        key at a time. With ``stale``, an entry expired less than one TTL ago is returned at once and
+        refreshed in the background: a caller never waits on, nor fails with, that refresh (a failed one
+        keeps the entry until it is two TTLs old)."""
+        found = self._lookup(key, ttl, stale)
+        if found is not None:
+            if not found[1] and key not in self._pending:
+                self._start(key, create)
+            return found[0]
+        flight = self._pending.get(key) or self._start(key, create)
         flight.waiters += 1
         try:
             return await asyncio.shield(flight.task)
@@ -95,6 +111,19 @@ class AsyncTTLCache(Generic[V]):
                 flight.task.cancel()
             raise
 
+    def _start(self, key: Hashable, create: Callable[[], Awaitable[tuple[V, float]]]) -> _Flight[V]:
+        flight = _Flight(asyncio.get_running_loop().create_task(self._create(key, create)))
+        self._pending[key] = flight
+        flight.task.add_done_callback(functools.partial(self._landed, key, flight))
+        return flight
+
+    def refreshes(self) -> list[asyncio.Task[V]]:
+        """Cancel the background refreshes (no caller waits for them); their tasks, to await."""
+        tasks = [f.task for f in self._pending.values() if f.waiters == 0 and not f.task.done()]
+        for task in tasks:
+            task.cancel()
+        return tasks
+
     async def _create(self, key: Hashable, create: Callable[[], Awaitable[tuple[V, float]]]) -> V:
         value, ttl = await create()
         self.put(key, value, ttl)
@@ -103,8 +132,15 @@ class AsyncTTLCache(Generic[V]):
     def _landed(self, key: Hashable, flight: _Flight[V], _task: object) -> None:
         if self._pending.get(key) is flight:
             del self._pending[key]
-        if not flight.task.cancelled():
-            flight.task.exception()  # mark retrieved: no warning when every waiter gave up
+        if (
+            not flight.task.cancelled()
+            and (error := flight.task.exception()) is not None
+            and not flight.waiters
+        ):
+            # A background refresh: the entry it was to replace still serves; nobody else hears of it.
+            logger.debug(
+                "refreshing a cached entry failed (%s); the stale one still serves", type(error).__name__
+            )
 
     def invalidate(self, key: Hashable) -> None:
         self._entries.pop(key, None)
@@ -157,8 +193,9 @@ class ToolDefinitionCache:
     user), each distinct set of definitions stored once (content-addressed): users whose servers list
     the same tools share one copy, an entry costs a key and a reference.
 
-    Entries live ``ttl`` seconds (``0`` disables the cache: every turn lists the tools again); the
-    least recently used entry goes first beyond ``max_entries``. The cached definitions are shared
+    Entries live ``ttl`` seconds (``0`` disables the cache: every turn lists the tools again); an entry
+    expired less than ``ttl`` ago still serves while one listing refreshes it in the background, so a turn
+    never waits on, nor fails with, a refresh. The least recently used entry goes first beyond ``max_entries``. The cached definitions are shared
     ``mcp.types.Tool`` objects: treat them as read-only.
     """
 
@@ -209,13 +246,17 @@ class ToolDefinitionCache:
         if not self.enabled:
             self._entries.invalidate(key)  # disabled: what was stored before is stale too
             return tuple(await list_tools())
-        return (await self._entries.get_or_create(key, listed, self.ttl)).tools
+        return (await self._entries.get_or_create(key, listed, self.ttl, stale=True)).tools
 
     def _shared(self, digest: str, tools: tuple[Tool, ...]) -> _Definitions:
         found = self._sets.get(digest)
         if found is None:
             found = self._sets[digest] = _Definitions(tools)
         return found
+
+    def refreshes(self) -> list[asyncio.Task[_Definitions]]:
+        """Cancel the background listings (see :meth:`AsyncTTLCache.refreshes`)."""
+        return self._entries.refreshes()
 
     def invalidate(self, url: str, headers: Mapping[str, str]) -> None:
         """Forget this server's definitions for these headers (e.g. after connecting to it failed)."""

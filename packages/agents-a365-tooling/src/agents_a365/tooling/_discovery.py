@@ -224,7 +224,9 @@ class Discovery(ServicePart):
             return entries, cfg.discovery_cache_ttl
 
         cache_key = None if key is None else ("discovery", url, key)
-        entries, hit = await cached(self.entries, "discovery", cache_key, create)
+        # An expired answer serves one more TTL while it is refreshed: a gateway that is slow or down when
+        # every user's entry expires at once (a host's users started together) fails no turn.
+        entries, hit = await cached(self.entries, "discovery", cache_key, create, stale=True)
         if hit:
             logger.debug("discovery for agent %s: cache hit (%d server(s))", agent_id, len(entries))
         return entries

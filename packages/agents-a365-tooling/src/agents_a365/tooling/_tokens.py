@@ -116,10 +116,16 @@ class Tokens(ServicePart):
 
 
 async def cached(
-    cache: AsyncTTLCache[V], name: str, key: Hashable | None, create: Callable[[], Awaitable[tuple[V, float]]]
+    cache: AsyncTTLCache[V],
+    name: str,
+    key: Hashable | None,
+    create: Callable[[], Awaitable[tuple[V, float]]],
+    *,
+    stale: bool = False,
 ) -> tuple[V, bool]:
     """``(value, hit)``: ``cache``'s value for ``key`` or ``create()``'s (uncached without a key), the lookup
-    counted as a hit or miss of the cache ``name`` (see :func:`cache_lookup`)."""
+    counted as a hit or miss of the cache ``name`` (see :func:`cache_lookup`). ``stale``: see
+    :meth:`AsyncTTLCache.get_or_create` (never for tokens: an expired token is refused)."""
     if key is None:
         return (await create())[0], False
     created = False
@@ -129,6 +135,6 @@ async def cached(
         created = True
         return await create()
 
-    value = await cache.get_or_create(key, fill)
+    value = await cache.get_or_create(key, fill, stale=stale)
     cache_lookup(name, hit=not created)
     return value, not created

@@ -136,6 +136,8 @@ class McpToolServerConfigurationService:
         if self._client_loop is not _running_loop():
             self._threat_protection.reset()  # sends of another event loop cannot be awaited from this one
         await self._threat_protection.drain(self.clock)
+        refreshes = self._discovery.entries.refreshes() + self._tool_definitions.refreshes()
+        await asyncio.gather(*refreshes, return_exceptions=True)  # cancelled: nobody waits for them
         pool, self._pool = self._pool, None
         if pool is not None and self._pool_loop is _running_loop():
             await pool.aclose()  # a pool of another (closed) loop is dropped: its sessions ended with it

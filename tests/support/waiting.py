@@ -1,0 +1,15 @@
+"""Wait for something another task does (a background request reaching a server): an event, not time."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+__all__ = ["until"]
+
+
+async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Return once ``condition()`` holds; ``TimeoutError`` after ``timeout`` seconds (polled, bounded)."""
+    async with asyncio.timeout(timeout):
+        while not condition():  # noqa: ASYNC110 (the emulator's recorder offers no event to wait on)
+            await asyncio.sleep(0.01)
