@@ -220,3 +220,35 @@ async def test_a_background_refresh_in_flight_ends_with_the_service(emu: Emulato
         await service.aclose()
     emu.faults.clear()
     assert not await leaked_tasks(before, pooled=True)
+
+
+async def test_entries_expiring_together_are_refreshed_a_few_at_a_time(emu: Emulator) -> None:
+    """Users who started together expire together: their refreshes trickle (``MAX_REFRESHES`` per cache)
+    instead of competing with the turns for the servers; an entry waiting for a slot still serves."""
+    from agents_a365.tooling._cache import MAX_REFRESHES
+    from support.waiting import until
+
+    clock = FakeClock()
+    config = ToolingConfiguration(mcp_platform_endpoint=emu.base_url, use_tooling_manifest=False)
+    async with McpToolServerConfigurationService(config, clock=clock) as service:
+        mails = []
+        for user in range(3 * MAX_REFRESHES):
+            turn = make_turn_context(user_id=f"u{user}", agentic_app_id=emu.config.agent_id)
+            servers = await service.list_tool_servers(turn, emu.authorization(), AUTH_HANDLER)
+            mails.append(next(s for s in servers if s.mcp_server_name == "mail"))
+        await asyncio.gather(*(service.list_mcp_tools(m) for m in mails))
+        cache = service.tool_definitions
+
+        def listings() -> int:
+            return sum(r.jsonrpc_method == "tools/list" for r in emu.requests_for("mcp", server="mail"))
+
+        def refreshed() -> int:
+            return sum(cache.get(m.url, m.headers) is not None for m in mails)
+
+        assert listings() == len(mails)
+        clock.advance(config.tool_cache_ttl + 1)  # every entry expired at once
+        for expected in (MAX_REFRESHES, 2 * MAX_REFRESHES, 3 * MAX_REFRESHES):
+            for mail in mails:  # every user's next turn: served at once, whatever the slots
+                assert await service.list_mcp_tools(mail)
+            await until(lambda: refreshed() == expected)  # noqa: B023 (awaited in this iteration)
+            assert listings() == len(mails) + expected  # no more than the slots took

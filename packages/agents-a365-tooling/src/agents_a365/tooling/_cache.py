@@ -39,6 +39,10 @@ class _Flight(Generic[V]):
         self.waiters = 0
 
 
+MAX_REFRESHES = 4
+"""Background refreshes in flight per cache: when every user's entry expires at once, the refreshes trickle
+(an entry waiting for a slot still serves) instead of competing with the turns for the servers."""
+
 MaxEntries = int | Callable[[], int]
 """A bound, or a function read at each store (a setting changed at run time applies to the next)."""
 
@@ -49,6 +53,7 @@ class AsyncTTLCache(Generic[V]):
     ) -> None:
         self._entries: OrderedDict[Hashable, tuple[V, float, float]] = OrderedDict()  # value, stored at, ttl
         self._pending: dict[Hashable, _Flight[V]] = {}
+        self._refreshing = 0  # background refreshes in flight (at most MAX_REFRESHES)
         self._max_entries = max_entries
         self._clock = clock
 
@@ -93,11 +98,12 @@ class AsyncTTLCache(Generic[V]):
         """The cached value (fresh as :meth:`get` says), or ``create()``'s ``(value, ttl)``; one creation per
         key at a time. With ``stale``, an entry expired less than one TTL ago is returned at once and
         refreshed in the background: a caller never waits on, nor fails with, that refresh (a failed one
-        keeps the entry until it is two TTLs old)."""
+        keeps the entry until it is two TTLs old; at most ``MAX_REFRESHES`` run at a time)."""
         found = self._lookup(key, ttl, stale)
         if found is not None:
-            if not found[1] and key not in self._pending:
-                self._start(key, create)
+            if not found[1] and key not in self._pending and self._refreshing < MAX_REFRESHES:
+                self._refreshing += 1
+                self._start(key, create).task.add_done_callback(self._refreshed)
             return found[0]
         flight = self._pending.get(key) or self._start(key, create)
         flight.waiters += 1
@@ -116,6 +122,9 @@ class AsyncTTLCache(Generic[V]):
         self._pending[key] = flight
         flight.task.add_done_callback(functools.partial(self._landed, key, flight))
         return flight
+
+    def _refreshed(self, _task: object) -> None:
+        self._refreshing -= 1
 
     def refreshes(self) -> list[asyncio.Task[V]]:
         """Cancel the background refreshes (no caller waits for them); their tasks, to await."""
