@@ -71,9 +71,10 @@ class AsyncTTLCache(Generic[V]):
         value, stored_at, stored_ttl = entry
         limit = stored_ttl if ttl is None else ttl
         age = self._clock() - stored_at
-        if age >= (2 * limit if stale else limit):
-            if age >= 2 * limit:  # kept until then: a stale lookup may still serve it
-                del self._entries[key]
+        if age >= 2 * limit:  # kept until then: a stale lookup may still serve it
+            del self._entries[key]
+            return None
+        if age >= limit and not stale:
             return None
         self._entries.move_to_end(key)
         return value, age < limit
@@ -204,8 +205,8 @@ class ToolDefinitionCache:
 
     Entries live ``ttl`` seconds (``0`` disables the cache: every turn lists the tools again); an entry
     expired less than ``ttl`` ago still serves while one listing refreshes it in the background, so a turn
-    never waits on, nor fails with, a refresh. The least recently used entry goes first beyond ``max_entries``. The cached definitions are shared
-    ``mcp.types.Tool`` objects: treat them as read-only.
+    never waits on, nor fails with, a refresh. The least recently used entry goes first beyond
+    ``max_entries``. The cached definitions are shared ``mcp.types.Tool`` objects: treat them as read-only.
     """
 
     def __init__(
