@@ -10,7 +10,9 @@ Each layer adds one piece to the one before, against the emulator (20 ms per RTP
   checked, body read in chunks up to the cap, the slots);
 - httpx transport: an ``httpx.Request`` through ``httpx-aiohttp``'s ``AiohttpTransport`` (its public
   ``handle_async_request``), the body read through the ``httpx.Response``;
-- ``request_bounded``: the core's exchange, through the service's own client's ``client.send``;
+- ``request_bounded`` through httpx: the core's exchange through ``client.send`` (what a proxy in the environment
+  or a client of the user's takes), beside the row above rather than under the rows below;
+- ``request_bounded``: the core's exchange as the service's own client makes it (aiohttp's API directly);
 - send loop: ``send_chat_history_request`` (slots with a queue deadline, retries, the attempt hook, the result);
 - ours: ``McpToolServerConfigurationService.send_chat_history`` (argument checks, the request body, headers,
   the drain deadline, the send hook).
@@ -33,10 +35,16 @@ import httpx
 from _common import agent_id_for, emulator_process, header, make_turn, table
 from httpx_aiohttp import AiohttpTransport
 
-from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration, ToolOptions
+from agents_a365.tooling import (
+    McpToolServerConfigurationService,
+    ToolingConfiguration,
+    ToolOptions,
+    shared_ssl_context,
+)
 from agents_a365.tooling._bounded_http import ResponseTooLargeError, request_bounded
 from agents_a365.tooling._rtp_send import send_chat_history_request
 from agents_a365.tooling._telemetry_hooks import SendTelemetry
+from agents_a365.tooling._transport import core_client
 from agents_a365.tooling._turn import read_turn
 from agents_a365.tooling.headers import build_request_headers
 
@@ -104,6 +112,21 @@ async def main() -> None:
                     finally:
                         await response.aclose()
 
+            through_httpx = core_client(verify=shared_ssl_context(), max_connections=slots, timeout=DEADLINE)
+            through_httpx.direct = None  # as with a proxy in the environment
+
+            async def bounded_httpx() -> None:
+                async with limit:
+                    await request_bounded(
+                        through_httpx,
+                        "POST",
+                        url,
+                        headers=headers,
+                        content=BODY,
+                        timeout=DEADLINE,
+                        max_bytes=CAP,
+                    )
+
             async def bounded() -> None:
                 async with limit:
                     await request_bounded(
@@ -124,7 +147,8 @@ async def main() -> None:
                 "floor: raw aiohttp": floor,
                 "aiohttp + guarantees": guarded,
                 "httpx transport (handle_async_request)": through_transport,
-                "request_bounded (client.send)": bounded,
+                "request_bounded through httpx (client.send)": bounded_httpx,
+                "request_bounded (aiohttp's API)": bounded,
                 "send loop (send_chat_history_request)": send_loop,
                 "ours (service.send_chat_history)": ours,
             }
@@ -137,6 +161,7 @@ async def main() -> None:
                     c0 = time.process_time()
                     await asyncio.gather(*(run() for _ in range(args.sends)))
                     cpu[name].append((time.process_time() - c0) / args.sends)
+            await through_httpx.aclose()
         await transport.aclose()
     floor_cpu = statistics.median(cpu["floor: raw aiohttp"])
     print(f"{args.sends} concurrent sends x {args.rounds} rounds (interleaved), {slots} in flight; medians")

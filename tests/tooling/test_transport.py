@@ -118,6 +118,23 @@ async def test_no_proxy_exempts_a_host_as_it_does_for_the_mcp_clients(
     assert proxy.forwarded == []
 
 
+async def test_without_a_proxy_the_core_uses_its_aiohttp_session_directly_and_closes_it(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    turn = make_turn_context(agentic_app_id=DEFAULT_AGENT_ID)
+    async with asyncio.timeout(SAFETY):
+        async with McpToolServerConfigurationService(production_config(emulator)) as service:
+            assert await service.list_tool_servers(turn, emulator.authorization(), "agentic")
+            assert (await service.send_chat_history(turn, [])).succeeded
+            direct = service.http_client.direct
+            # httpx's objects cost as much CPU as the floor's whole send (docs/performance.md, section 5)
+            assert direct is not None
+            assert direct.cache_info().currsize == 1  # type: ignore[attr-defined]
+        assert direct().closed
+
+
 def _config(server: HostileServer, host: str = "127.0.0.1") -> ToolingConfiguration:
     return ToolingConfiguration(
         mcp_platform_endpoint=server.base_url.replace("127.0.0.1", host),
@@ -154,6 +171,12 @@ async def _drop_at_once(request: Request, writer: Any) -> None:
     writer.transport.abort()
 
 
+async def _not_http(request: Request, writer: Any) -> None:
+    writer.write(b"SPDY/9 what\r\n\r\n")
+    await writer.drain()
+    writer.transport.abort()
+
+
 async def _drop_mid_body(request: Request, writer: Any) -> None:
     writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[{")
     await writer.drain()
@@ -161,7 +184,8 @@ async def _drop_mid_body(request: Request, writer: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    ("behaviour", "error"), [(_drop_at_once, "RemoteProtocolError"), (_drop_mid_body, "ReadError")]
+    ("behaviour", "error"),
+    [(_drop_at_once, "RemoteProtocolError"), (_drop_mid_body, "ReadError"), (_not_http, "ReadError")],
 )
 async def test_a_dropped_connection_is_reported_as_dropped_not_as_a_timeout(
     behaviour: Any, error: str

@@ -8,12 +8,13 @@ Here the whole exchange (connect, status line, headers, every body byte) runs un
 from __future__ import annotations
 
 import asyncio
-import functools
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 
+import aiohttp
 import httpx
 
-from ._transport import CoreClient
+from ._transport import CoreClient, mapped
 
 __all__ = ["BoundedResponse", "ResponseTooLargeError", "request_bounded"]
 
@@ -29,16 +30,12 @@ class ResponseTooLargeError(Exception):
 @dataclass(frozen=True)
 class BoundedResponse:
     status_code: int
-    headers: httpx.Headers
+    headers: Mapping[str, str]  # case-insensitive
     content: bytes
 
     @property
     def is_success(self) -> bool:
         return 200 <= self.status_code < 300
-
-
-# Parsing a URL is a sixth of httpx's CPU per request; the core sends to a handful of URLs (immutable objects).
-_url = functools.lru_cache(maxsize=256)(httpx.URL)
 
 
 async def request_bounded(
@@ -56,24 +53,36 @@ async def request_bounded(
     Raises ``TimeoutError`` at the deadline, :class:`ResponseTooLargeError` past the cap, and
     ``httpx.HTTPError`` for transport failures.
     """
-    if isinstance(client, CoreClient):  # nothing of its own to merge: build_request is a third of its CPU
-        # No per-read timeouts: the deadline below bounds it all (aiohttp's re-armed read timer costs CPU).
-        request = httpx.Request(
-            method, _url(url), headers=headers, content=content, extensions={"timeout": {}}
-        )
-    else:  # a client the user passed: its defaults apply
-        request = client.build_request(method, url, headers=headers, content=content, timeout=timeout)
+    if isinstance(client, CoreClient) and client.direct is not None:
+        # aiohttp's own API: httpx's objects would cost as much CPU as the floor's whole send.
+        try:
+            async with (
+                asyncio.timeout(max(timeout, 0.0)),
+                client.direct().request(
+                    method, url, headers=headers, data=content, allow_redirects=False
+                ) as answer,
+            ):
+                return await _read(answer.status, answer.headers, answer.content.iter_any(), max_bytes)
+        except aiohttp.ClientError as exc:
+            raise mapped(exc) or exc from exc
+    request = client.build_request(method, url, headers=headers, content=content, timeout=timeout)
     async with asyncio.timeout(max(timeout, 0.0)):
         response = await client.send(request, stream=True)
         try:
-            declared = response.headers.get("Content-Length", "")
-            if declared.isascii() and declared.isdigit() and int(declared) > max_bytes:
-                raise ResponseTooLargeError(max_bytes)
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > max_bytes:
-                    raise ResponseTooLargeError(max_bytes)
-            return BoundedResponse(response.status_code, response.headers, bytes(body))
+            return await _read(response.status_code, response.headers, response.aiter_bytes(), max_bytes)
         finally:
             await response.aclose()
+
+
+async def _read(
+    status: int, headers: Mapping[str, str], chunks: AsyncIterator[bytes], max_bytes: int
+) -> BoundedResponse:
+    declared = headers.get("Content-Length", "")
+    if declared.isascii() and declared.isdigit() and int(declared) > max_bytes:
+        raise ResponseTooLargeError(max_bytes)
+    body = bytearray()
+    async for chunk in chunks:
+        body += chunk
+        if len(body) > max_bytes:
+            raise ResponseTooLargeError(max_bytes)
+    return BoundedResponse(status, headers, bytes(body))

@@ -1,15 +1,18 @@
-"""The core's own HTTP client: httpx's API over aiohttp's connection pool, through public APIs only.
+"""The core's own HTTP client: aiohttp's connection pool, under httpx's API, through public APIs only.
 
 httpcore's pool scans every connection on every request state change: at 1,000 concurrent threat-protection
 sends that cost more CPU than the send itself (docs/performance.md). ``httpx-aiohttp``'s public
 ``AiohttpTransport(client=...)`` keeps httpx's API over an aiohttp session of ours: no cookie jar (the pool
-serves every user), proxies from the environment read as the MCP clients' httpx reads them. The
-wrapper maps aiohttp's connection failures to the httpx errors they are (the library maps a dropped
-connection to ``ConnectTimeout``, which would read as "did not answer" and not be retried).
+serves every user), proxies from the environment read as the MCP clients' httpx reads them. With no proxy
+in the environment, the core's own requests use that session's public API directly (``request_bounded``):
+httpx's request and response objects cost as much CPU as the whole send of the floor. Both ways map
+aiohttp's connection failures to the httpx errors they are (``httpx-aiohttp`` maps a dropped connection to
+``ConnectTimeout``, which would read as "did not answer" and not be retried).
 """
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import ssl
 import urllib.request
@@ -21,10 +24,11 @@ import aiohttp
 import httpx
 from httpx_aiohttp import AiohttpTransport
 
-__all__ = ["CoreClient", "core_client"]
+__all__ = ["CoreClient", "core_client", "mapped"]
 
 
-def _mapped(exc: BaseException, request: httpx.Request) -> BaseException | None:
+def mapped(exc: BaseException, request: httpx.Request | None = None) -> BaseException | None:
+    """The httpx error an aiohttp failure is (``None``: leave it as it is)."""
     cause = exc.__cause__ if isinstance(exc, httpx.HTTPError) else exc
     if isinstance(cause, aiohttp.ServerDisconnectedError):
         return httpx.RemoteProtocolError(str(cause) or "Server disconnected", request=request)
@@ -32,6 +36,8 @@ def _mapped(exc: BaseException, request: httpx.Request) -> BaseException | None:
         return httpx.ConnectError(str(cause), request=request)
     if isinstance(cause, aiohttp.ClientPayloadError | aiohttp.ClientResponseError):
         return httpx.ReadError(str(cause), request=request)
+    if isinstance(exc, aiohttp.ClientError):  # not through httpx-aiohttp's own mapping
+        return httpx.TransportError(str(cause) or type(cause).__name__, request=request)
     return None
 
 
@@ -43,10 +49,10 @@ class _MappedTransport(httpx.AsyncBaseTransport):
         try:
             response = await self._inner.handle_async_request(request)
         except (httpx.HTTPError, aiohttp.ClientError) as exc:
-            mapped = _mapped(exc, request)
-            if mapped is None:
+            error = mapped(exc, request)
+            if error is None:
                 raise
-            raise mapped from exc
+            raise error from exc
         return response
 
     async def aclose(self) -> None:
@@ -61,34 +67,52 @@ class _NoCookies(CookieJar):
         return None
 
 
-class CoreClient(httpx.AsyncClient):
-    """The service's own client: it has no defaults to merge into a request (see ``request_bounded``)."""
-
-
 # Under the 5 s idle timeout of Node's and uvicorn's servers: we drop an idle connection before the server
 # does, instead of racing its close with our next request.
 _KEEPALIVE_SECONDS = 4.0
 
 
+class CoreClient(httpx.AsyncClient):
+    """The service's own client. ``direct`` (``None`` when the environment names a proxy) hands
+    ``request_bounded`` the aiohttp session under the client's default transport."""
+
+    direct: Callable[[], aiohttp.ClientSession] | None = None
+
+    async def aclose(self) -> None:
+        await super().aclose()
+        if self.direct is not None and self.direct.cache_info().currsize:  # type: ignore[attr-defined]
+            await self.direct().close()  # used directly only: the transport does not know it
+
+
 def core_client(*, verify: ssl.SSLContext, max_connections: int, timeout: float) -> CoreClient:
     """The service's pooled client (redirects never followed: a token must not travel elsewhere)."""
 
-    def transport(proxy: httpx.Proxy | None = None) -> httpx.AsyncBaseTransport:
-        def session() -> aiohttp.ClientSession:  # on the first request, inside the running loop
+    def sessions() -> Callable[[], aiohttp.ClientSession]:
+        @functools.cache  # made on first use, inside the running loop, then kept
+        def session() -> aiohttp.ClientSession:
             connector = aiohttp.TCPConnector(
                 limit=max_connections, keepalive_timeout=_KEEPALIVE_SECONDS, ssl=verify
             )
-            return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())
+            # No timeout of aiohttp's own (its default is 5 minutes): each request has a total deadline.
+            return aiohttp.ClientSession(
+                connector=connector, cookie_jar=aiohttp.DummyCookieJar(), timeout=aiohttp.ClientTimeout()
+            )
 
-        return _MappedTransport(AiohttpTransport(verify=verify, client=session, proxy=proxy))
+        return session
 
-    return CoreClient(
-        transport=transport(),
-        mounts=_environment_proxies(transport),
+    def transport(proxy: httpx.Proxy | None = None, client: Any = None) -> httpx.AsyncBaseTransport:
+        return _MappedTransport(AiohttpTransport(verify=verify, client=client or sessions(), proxy=proxy))
+
+    direct, mounts = sessions(), _environment_proxies(transport)
+    client = CoreClient(
+        transport=transport(client=direct),
+        mounts=mounts,
         timeout=timeout,
         follow_redirects=False,
         cookies=_NoCookies(),
     )
+    client.direct = None if any(mounts.values()) else direct
+    return client
 
 
 def _environment_proxies(
