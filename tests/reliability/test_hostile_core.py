@@ -7,6 +7,7 @@ API only. Each test fails on the code before the fix (see docs/reliability.md, "
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 from datetime import UTC, datetime
 from typing import Any
@@ -82,6 +83,15 @@ async def test_gateway_body_declared_larger_than_the_cap_is_not_read() -> None:
     async with HostileServer() as server:
         server.route(GATEWAY, behaviours.respond(200, [{"mcpServerName": "x" * 2_000_000}]))
         error = await _discover(server, max_gateway_response_bytes=1024 * 1024)  # the setting is honoured
+    assert "larger than 1048576 bytes" in str(error)
+
+
+async def test_a_compressed_gateway_body_is_capped_as_it_decompresses() -> None:
+    # 48 KiB on the wire, 48 MiB once inflated: the cap applies to the body the service would parse.
+    bomb = gzip.compress(b"[" * (48 * 2**20))
+    async with HostileServer() as server:
+        server.route(GATEWAY, behaviours.respond(200, bomb, {"Content-Encoding": "gzip"}))
+        error = await _discover(server, max_gateway_response_bytes=1024 * 1024)
     assert "larger than 1048576 bytes" in str(error)
 
 
