@@ -79,6 +79,28 @@ async def test_concurrent_calls_share_one_session(emulator: Emulator) -> None:
     assert held == [5] * 5  # all five in flight at once on the one session
 
 
+async def test_over_the_bound_a_session_that_only_listed_goes_before_one_that_served_calls(
+    emulator: Emulator,
+) -> None:
+    # A turn lists every server and calls a few: with more users than sessions, the listing-only sessions
+    # must not push out the ones the users' calls come back to (each reopen costs two round trips).
+    called = _mail(emulator)
+    listed, third = (
+        called.model_copy(update={"headers": {**called.headers, "x-ms-agentid": user}})
+        for user in ("listed", "third")
+    )
+    async with McpSessionPool(timeout=10, max_sessions=2) as pool:
+        assert not (await pool.call_tool(called, "list_emails", {})).isError  # the oldest
+        assert await pool.list_tools(listed)
+        assert await pool.list_tools(third)  # over the bound: one idle session goes
+        assert len(pool) == 2
+        opened = _initializes(emulator)
+        assert not (await pool.call_tool(called, "list_emails", {})).isError
+        assert _initializes(emulator) == opened  # the session that served a call was kept
+        assert await pool.list_tools(listed)
+        assert _initializes(emulator) == opened + 1  # the listing-only one went
+
+
 async def test_a_session_retired_while_in_use_closes_only_when_its_call_returns(emulator: Emulator) -> None:
     clock = FakeClock()
     # One token for all three calls (see _mail): minted per call, the slow call's token could carry the next

@@ -39,6 +39,7 @@ class Session:
     """One pooled session: its users, its end, and the task that holds it (see :class:`McpSessionPool`)."""
 
     __slots__ = (
+        "called",
         "client",
         "ended",
         "expires_at",
@@ -64,6 +65,7 @@ class Session:
         self.retired = False
         self.failure: str | None = None  # why the session ended under its users (an over-cap answer)
         self.ended: str | None = None  # why it ended once open (for the message only: not a failure)
+        self.called = False  # served more than tools/list: kept over the sessions that only listed
         self.client: Any = None  # the session's HTTP client, and the headers naming the session on it
         self.wire: Callable[[], dict[str, str]] = dict
 

@@ -4,8 +4,8 @@
 per server URL and request headers, so per user token; calls run concurrently on one session. Each session
 lives in a holder task (``_session.py``), never in a caller's, and closes when idle for ``idle_timeout``
 seconds (``0``: as soon as its call returns), when its bearer token expires (``exp`` minus
-``token_expiry_skew``, on the pool's clock), when over ``max_sessions`` (the least recently used idle one
-goes) or on :meth:`McpSessionPool.aclose`, but only once its last user has returned (reference counting):
+``token_expiry_skew``, on the pool's clock), when over ``max_sessions`` (an idle one that only listed tools
+goes first, then the least recently used idle one) or on :meth:`McpSessionPool.aclose`, but only once its last user has returned (reference counting):
 closing never breaks a call that holds a session or has been handed one. A session the server forgot (HTTP
 404 on its ``mcp-session-id``: the spec says the client starts a new one) or that ended before the request
 was sent is re-initialised once; then the call fails with :class:`~agents_a365.tooling.McpServerConnectionError`.
@@ -158,7 +158,12 @@ class McpSessionPool:
         Retried once on a new session when the server forgot the session (404) or it ended before the
         request was sent; ``idempotent`` operations also when the connection was lost mid-request.
         """
-        return await self._run(server, lambda entry: operation(entry.ready.result()), idempotent=idempotent)
+
+        async def on(entry: Session) -> T:
+            entry.called = True
+            return await operation(entry.ready.result())
+
+        return await self._run(server, on, idempotent=idempotent)
 
     async def _run(
         self, server: MCPServerConfig, operation: Callable[[Session], Awaitable[T]], *, idempotent: bool
@@ -273,8 +278,8 @@ class McpSessionPool:
 
     def _evict_one(self) -> bool:
         idle = [e for e in self._entries.values() if e.users == 0]
-        for entry in sorted(idle, key=lambda e: e.last_used)[:1]:  # the least recently used idle one
-            self._retire(entry)
+        if idle:  # a turn lists every server and calls a few: the sessions its calls use outlive the others
+            self._retire(min(idle, key=lambda e: (e.called, e.last_used)))
         return bool(idle)
 
     def prune(self) -> None:
