@@ -5,11 +5,11 @@ per server URL and request headers, so per user token; calls run concurrently on
 lives in a holder task (``_session.py``), never in a caller's, and closes when idle for ``idle_timeout``
 seconds (``0``: as soon as its call returns), when its bearer token expires (``exp`` minus
 ``token_expiry_skew``, on the pool's clock), when over ``max_sessions`` (an idle one that only listed tools
-goes first, then the least recently used idle one) or on :meth:`McpSessionPool.aclose`, but only once its last user has returned (reference counting):
-closing never breaks a call that holds a session or has been handed one. A session the server forgot (HTTP
-404 on its ``mcp-session-id``: the spec says the client starts a new one) or that ended before the request
-was sent is re-initialised once; then the call fails with :class:`~agents_a365.tooling.McpServerConnectionError`.
-No anyio/mcp/httpx exception reaches a caller.
+goes first, then the least recently used idle one) or on :meth:`McpSessionPool.aclose`, but only once its
+last user has returned (reference counting): closing never breaks a call that holds a session or has been
+handed one. A session the server forgot (HTTP 404 on its ``mcp-session-id``: the spec says the client starts
+a new one) or that ended before the request was sent is re-initialised once; then the call fails with
+:class:`~agents_a365.tooling.McpServerConnectionError`. No anyio/mcp/httpx exception reaches a caller.
 """
 
 from __future__ import annotations
