@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import re
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
@@ -12,8 +11,6 @@ BASE_DELAY = 0.2
 MAX_DELAY = 4.0
 # A server asking for more than this is asking for longer than any send deadline: clamp.
 MAX_RETRY_AFTER = 3600.0
-# ASCII digits only: str.isdigit() accepts "²" and "¹", which float() rejects.
-_DELTA_SECONDS = re.compile(r"[0-9]{1,12}")
 
 
 def backoff_delay(attempt: int) -> float:
@@ -27,9 +24,9 @@ def parse_retry_after(value: str | None) -> float | None:
     if not value:
         return None
     value = value.strip()
+    # ASCII digits only: str.isdigit() accepts "²" and "¹", which float() rejects. float() of any number
+    # of digits is finite or inf (no int-size limit): clamped.
     if value.isascii() and value.isdigit():
-        if not _DELTA_SECONDS.fullmatch(value):
-            return MAX_RETRY_AFTER  # more than 12 digits: huge
         return min(float(value), MAX_RETRY_AFTER)
     try:
         when = parsedate_to_datetime(value)
