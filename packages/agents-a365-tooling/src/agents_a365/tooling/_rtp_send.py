@@ -21,7 +21,7 @@ from ._redact import scrub
 from ._retry import RETRYABLE_STATUS, backoff_delay, parse_retry_after
 from ._telemetry_hooks import SendTelemetry
 from .configuration import ToolingConfiguration
-from .errors import ChatHistorySendError
+from .errors import ChatHistorySendError, SendFailureCause
 
 __all__ = ["send_chat_history_request"]
 
@@ -50,6 +50,8 @@ async def send_chat_history_request(
         attempt += 1
         retryable = False
         retry_after: float | None = None
+        status: int | None = None
+        cause: SendFailureCause
         if slots.locked():  # a free slot is taken at once, with no deadline to arm
             queued_at = now()
             try:
@@ -81,50 +83,38 @@ async def send_chat_history_request(
                     max_bytes=max_bytes,
                 )
             except TimeoutError:
-                error = ChatHistorySendError(
-                    f"threat protection at {url} did not answer within {wire_timeout} s",
-                    cause="timeout",
-                    attempts=attempt,
-                )
+                cause, what = "timeout", f"did not answer within {wire_timeout} s"
                 send.cause = "timeout"
                 span.fail("timeout", "no answer within the send's deadline")
             except ResponseTooLargeError as exc:
-                error = ChatHistorySendError(
-                    f"threat protection at {url} answered a {exc}",
-                    cause="response_too_large",
-                    attempts=attempt,
-                )
+                cause, what = "response_too_large", f"answered a {exc}"
                 send.cause = "response_too_large"
                 span.fail("response_too_large")
             except httpx.HTTPError as exc:
-                error = ChatHistorySendError(
-                    f"threat protection at {url} is unreachable: {type(exc).__name__}: {scrub(exc)}",
-                    attempts=attempt,
-                )
+                cause, what = "unreachable", f"is unreachable: {type(exc).__name__}: {scrub(exc)}"
                 retryable = True
                 send.cause = type(exc).__qualname__
                 span.fail_with(exc)
                 span.set("a365.rtp.retryable", True)
             else:
-                span.set("http.response.status_code", response.status_code)
+                status = response.status_code
+                span.set("http.response.status_code", status)
                 if response.is_success:
                     logger.debug("chat history sent (attempt %d)", attempt)
                     return OperationResult.success()
-                error = ChatHistorySendError(
-                    f"threat protection at {url} answered HTTP {response.status_code}",
-                    cause="http_status",
-                    status_code=response.status_code,
-                    attempts=attempt,
-                )
-                retryable = response.status_code in RETRYABLE_STATUS
+                cause, what = "http_status", f"answered HTTP {status}"
+                retryable = status in RETRYABLE_STATUS
                 retry_after = parse_retry_after(response.headers.get("Retry-After"))
-                send.cause = f"http_{response.status_code}"
-                span.fail(str(response.status_code))
+                send.cause = f"http_{status}"
+                span.fail(str(status))
                 span.set("a365.rtp.retryable", retryable)
                 span.set("a365.rtp.retry_after", retry_after)
             finally:
                 slots.release()
                 wire_left -= now() - started
+        error = ChatHistorySendError(
+            f"threat protection at {url} {what}", cause=cause, status_code=status, attempts=attempt
+        )
         if not retryable or attempt >= max_attempts:
             break
         delay = retry_after if retry_after is not None else backoff_delay(attempt)
