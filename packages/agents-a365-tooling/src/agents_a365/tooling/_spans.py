@@ -58,7 +58,7 @@ NULL_SPAN = ToolCallSpan()
 
 
 class _Live(ToolCallSpan):
-    __slots__ = ("_failed", "_histogram", "_metric", "_span", "_start", "_started", "_token")
+    __slots__ = ("_failed", "_histogram", "_metric", "_span", "_start", "_token")
 
     def __init__(
         self,
@@ -66,25 +66,22 @@ class _Live(ToolCallSpan):
         name: str,
         client: bool,
         attributes: Mapping[str, Any],
-        histogram: str | None,
+        histogram: Any,
         metric: Mapping[str, Any],
     ) -> None:
-        inst = instruments() if histogram is not None else None
-        self._histogram = inst[histogram] if inst is not None and histogram is not None else None
+        self._histogram = histogram  # the instrument, or None: no measurement
         self._metric = metric  # the caller's, never changed: an added attribute makes a new dict
         self._failed = False
         self._span: Any = None
-        self._started: tuple[Any, ...] | None = None
-        if tracer is not None:
+        if tracer is not None:  # each hook is entered where it is made: its span starts here
             kind = _trace.SpanKind.CLIENT if client else _trace.SpanKind.INTERNAL
-            self._started = (tracer, name, kind, {k: v for k, v in attributes.items() if v is not None})
+            values = {k: v for k, v in attributes.items() if v is not None}
+            self._span = tracer.start_span(name, kind=kind, attributes=values)
 
     def __enter__(self) -> Self:
-        if self._started is not None:
+        if self._span is not None:
             # start_span + attach, not start_as_current_span: the same span made current, without the two
             # generator context managers; the exception is recorded here (scrubbed), never by the SDK.
-            tracer, name, kind, values = self._started
-            self._span = tracer.start_span(name, kind=kind, attributes=values)
             self._token = _context.attach(_trace.set_span_in_context(self._span))
         self._start = monotonic()
         return self
@@ -165,10 +162,12 @@ def operation(
 ) -> ToolCallSpan:
     """A span named ``name`` (kind CLIENT with ``client``) and/or a duration measurement into
     ``histogram``; the shared null object when neither records."""
-    tracer = _tracer()
-    if tracer is None and (histogram is None or instruments() is None):
+    tracer, timer = _tracer(), None
+    if histogram is not None and (inst := instruments()) is not None:
+        timer = inst[histogram]
+    if tracer is None and timer is None:
         return NULL_SPAN
-    return _Live(tracer, name, client, attributes or {}, histogram, metric_attributes or {})
+    return _Live(tracer, name, client, attributes or {}, timer, metric_attributes or {})
 
 
 def token_exchange_span(scope: str, servers: tuple[str, ...]) -> ToolCallSpan:
@@ -213,8 +212,8 @@ def tool_call_span(
     span.record_result(result, is_error=...)``. An exception leaving the block marks it failed
     (scrubbed). Arguments are recorded only when the user opted in (:func:`configure_telemetry`);
     ``turn`` adds the turn's identity (conversation, agent, tenant, channel)."""
-    tracer = _tracer()
-    if tracer is None and instruments() is None:
+    tracer, inst = _tracer(), instruments()
+    if tracer is None and inst is None:
         return NULL_SPAN
     attributes: dict[str, Any] = {}
     if tracer is not None:
@@ -229,4 +228,5 @@ def tool_call_span(
         if arguments is not None and record_tool_content():
             attributes["gen_ai.tool.call.arguments"] = content_text(arguments)
     metric = {"a365.mcp.server.name": server, "gen_ai.tool.name": tool}
-    return _Live(tracer, f"execute_tool {tool}", False, attributes, "tool_call", metric)
+    timer = inst["tool_call"] if inst is not None else None
+    return _Live(tracer, f"execute_tool {tool}", False, attributes, timer, metric)

@@ -56,10 +56,11 @@ _INSTRUMENTS = _instruments(_metrics.get_meter(SCOPE)) if _metrics is not None e
 
 
 class _State:
-    tracer: Any = None  # of a provider given to configure_telemetry; None: the module-level one
-    instruments: Instruments | None = None  # likewise
-    global_tracer = global_meter = False  # a global provider was seen (the API sets one once per process)
-    next_check = 0.0  # while neither is seen, the global providers are looked at again from then on
+    # Of the providers given to configure_telemetry, else the module-level ones once a global provider is
+    # seen (the API sets one once per process); None: nothing records.
+    tracer: Any = None
+    instruments: Instruments | None = None
+    next_check = 0.0  # while either is None, the global providers are looked at again from then on
     record_content: bool | None = None
 
 
@@ -93,26 +94,26 @@ def _check_globals() -> None:
     if now < _state.next_check or _trace is None:
         return
     _state.next_check = now + _RECHECK_SECONDS
-    if not isinstance(_trace.get_tracer_provider(), _trace.ProxyTracerProvider | _trace.NoOpTracerProvider):
-        _state.global_tracer = True
-    meters = _metrics.get_meter_provider()
+    tracers, meters = _trace.get_tracer_provider(), _metrics.get_meter_provider()
+    if not isinstance(tracers, _trace.ProxyTracerProvider | _trace.NoOpTracerProvider):
+        _state.tracer = _state.tracer or _TRACER
     # The API offers no public "is a provider set?" for metrics: its stand-in is known by its class name.
     # Should that change, metrics are still right; they are only no longer skipped while nothing records.
     if not isinstance(meters, _metrics.NoOpMeterProvider) and type(meters).__name__ != "_ProxyMeterProvider":
-        _state.global_meter = True
+        _state.instruments = _state.instruments or _INSTRUMENTS
 
 
 def _tracer() -> Any:
-    if _state.tracer is None and not _state.global_tracer:
+    if _state.tracer is None:
         _check_globals()
-    return _state.tracer or (_TRACER if _state.global_tracer else None)
+    return _state.tracer
 
 
 def instruments() -> Instruments | None:
     """The instruments, or ``None`` while no meter provider records (the cheap path)."""
-    if _state.instruments is None and not _state.global_meter:
+    if _state.instruments is None:
         _check_globals()
-    return _state.instruments or (_INSTRUMENTS if _state.global_meter else None)
+    return _state.instruments
 
 
 def record_tool_content() -> bool:
