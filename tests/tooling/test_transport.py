@@ -107,6 +107,18 @@ async def test_the_gateway_and_threat_protection_go_through_the_proxy_of_the_env
     assert f"GET {base}/mcp-proxy-check" in proxy.forwarded
 
 
+async def test_a_callers_own_request_on_the_services_client_takes_the_proxy_too(
+    emulator: Emulator, proxy: ForwardProxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _use_proxy(monkeypatch, proxy.url)
+    async with (
+        asyncio.timeout(SAFETY),
+        McpToolServerConfigurationService(production_config(emulator)) as service,
+    ):
+        await service.http_client.get(f"{emulator.base_url}/own-request")
+    assert proxy.forwarded == [f"GET {emulator.base_url}/own-request"]
+
+
 async def test_no_proxy_exempts_a_host_as_it_does_for_the_mcp_clients(
     emulator: Emulator, proxy: ForwardProxy, monkeypatch: pytest.MonkeyPatch
 ) -> None:

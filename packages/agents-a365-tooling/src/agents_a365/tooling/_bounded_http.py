@@ -59,12 +59,17 @@ async def request_bounded(
             async with (
                 asyncio.timeout(max(timeout, 0.0)),
                 client.direct().request(
-                    method, url, headers=headers, data=content, allow_redirects=False
+                    method,
+                    url,
+                    headers=headers,
+                    data=content,
+                    allow_redirects=False,
+                    proxy=client.proxy_for(url),
                 ) as answer,
             ):
                 return await _read(answer.status, answer.headers, answer.content.iter_any(), max_bytes)
         except aiohttp.ClientError as exc:
-            raise mapped(exc) or exc from exc
+            raise mapped(exc) from exc
     request = client.build_request(method, url, headers=headers, content=content, timeout=timeout)
     async with asyncio.timeout(max(timeout, 0.0)):
         response = await client.send(request, stream=True)

@@ -65,11 +65,10 @@ class SendTelemetry:
         span.set("a365.rtp.attempts", self.attempts)
         outcome = "delivered" if result.succeeded else "failed"
         if not result.succeeded:
-            error = result.errors[0].exception if result.errors else None
+            error = result.errors[0].exception  # a failed send's result holds its ChatHistorySendError
             # A send fails by its last attempt's cause (or a slot waited for too long), else by its error's.
-            fallback = error.cause if isinstance(error, ChatHistorySendError) else "unknown"
-            cause = self.cause or fallback
-            span.fail(cause, str(error) if error is not None else "")
+            cause = self.cause or (error.cause if isinstance(error, ChatHistorySendError) else "unknown")
+            span.fail(cause, str(error))
         span.set("a365.rtp.outcome", outcome)
         span.metric("a365.rtp.outcome", outcome)
         inst = instruments()

@@ -1,62 +1,40 @@
-"""The core's own HTTP client: aiohttp's connection pool, under httpx's API, through public APIs only.
+"""The core's own HTTP client: its requests on aiohttp's public API, httpx's API around it, public APIs only.
 
 httpcore's pool scans every connection on every request state change: at 1,000 concurrent threat-protection
-sends that cost more CPU than the send itself (docs/performance.md). ``httpx-aiohttp``'s public
-``AiohttpTransport(client=...)`` keeps httpx's API over an aiohttp session of ours: no cookie jar (the pool
-serves every user), proxies from the environment read as the MCP clients' httpx reads them. With no proxy
-in the environment, the core's own requests use that session's public API directly (``request_bounded``):
-httpx's request and response objects cost as much CPU as the whole send of the floor. Both ways map
-aiohttp's connection failures to the httpx errors they are (``httpx-aiohttp`` maps a dropped connection to
-``ConnectTimeout``, which would read as "did not answer" and not be retried).
+sends that cost more CPU than the send itself, and httpx's request and response objects cost as much CPU as
+the floor's whole send (docs/performance.md). So the core's own requests (``request_bounded``) use an
+aiohttp session of ours directly: no cookie jar (the pool serves every user), the proxy of the environment
+for each URL (``HTTP_PROXY``/``HTTPS_PROXY``/``ALL_PROXY``/``NO_PROXY``, read once per client), aiohttp's
+failures mapped to the httpx errors they are. The ``httpx.AsyncClient`` itself (``service.http_client``, for
+a caller's own requests) is httpx's own: it reads the same environment, as the MCP clients' httpx does.
 """
 
 from __future__ import annotations
 
 import functools
-import ipaddress
 import ssl
 import urllib.request
 from collections.abc import Callable
 from http.cookiejar import CookieJar
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 import httpx
-from httpx_aiohttp import AiohttpTransport
 
 __all__ = ["CoreClient", "core_client", "mapped"]
 
 
-def mapped(exc: BaseException, request: httpx.Request | None = None) -> BaseException | None:
-    """The httpx error an aiohttp failure is (``None``: leave it as it is)."""
-    cause = exc.__cause__ if isinstance(exc, httpx.HTTPError) else exc
-    if isinstance(cause, aiohttp.ServerDisconnectedError):
-        return httpx.RemoteProtocolError(str(cause) or "Server disconnected", request=request)
-    if isinstance(cause, aiohttp.ClientConnectorError | aiohttp.ClientOSError):
-        return httpx.ConnectError(str(cause), request=request)
-    if isinstance(cause, aiohttp.ClientPayloadError | aiohttp.ClientResponseError):
-        return httpx.ReadError(str(cause), request=request)
-    if isinstance(exc, aiohttp.ClientError):  # not through httpx-aiohttp's own mapping
-        return httpx.TransportError(str(cause) or type(cause).__name__, request=request)
-    return None
-
-
-class _MappedTransport(httpx.AsyncBaseTransport):
-    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
-        self._inner = inner
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        try:
-            response = await self._inner.handle_async_request(request)
-        except (httpx.HTTPError, aiohttp.ClientError) as exc:
-            error = mapped(exc, request)
-            if error is None:
-                raise
-            raise error from exc
-        return response
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
+def mapped(exc: aiohttp.ClientError) -> httpx.TransportError:
+    """The httpx error an aiohttp failure is: a dropped connection is ``RemoteProtocolError`` (retried), not
+    a timeout."""
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return httpx.RemoteProtocolError(str(exc) or "Server disconnected")
+    if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ClientOSError):
+        return httpx.ConnectError(str(exc))
+    if isinstance(exc, aiohttp.ClientPayloadError | aiohttp.ClientResponseError):
+        return httpx.ReadError(str(exc))
+    return httpx.TransportError(str(exc) or type(exc).__name__)
 
 
 class _NoCookies(CookieJar):
@@ -73,73 +51,49 @@ _KEEPALIVE_SECONDS = 4.0
 
 
 class CoreClient(httpx.AsyncClient):
-    """The service's own client. ``direct`` (``None`` when the environment names a proxy) hands
-    ``request_bounded`` the aiohttp session under the client's default transport."""
+    """The service's own client. ``direct`` hands ``request_bounded`` the aiohttp session of the core's own
+    requests (``None``: they go through ``client.send``), :meth:`proxy_for` their proxy."""
 
     direct: Callable[[], aiohttp.ClientSession] | None = None
+    proxies: dict[str, str] | None = None  # urllib.request.getproxies(), when it names a proxy
+
+    def proxy_for(self, url: str) -> str | None:
+        """The proxy of the environment for ``url`` (``None``: straight to it), as httpx chooses it."""
+        if self.proxies is None:
+            return None
+        parts = urlsplit(url)
+        if urllib.request.proxy_bypass_environment(parts.netloc, self.proxies):  # NO_PROXY
+            return None
+        proxy = self.proxies.get(parts.scheme) or self.proxies.get("all")
+        return proxy if proxy is None or "://" in proxy else f"http://{proxy}"
 
     async def aclose(self) -> None:
         await super().aclose()
         if self.direct is not None and self.direct.cache_info().currsize:  # type: ignore[attr-defined]
-            await self.direct().close()  # used directly only: the transport does not know it
+            await self.direct().close()  # used directly only: httpx does not know it
 
 
 def core_client(*, verify: ssl.SSLContext, max_connections: int, timeout: float) -> CoreClient:
     """The service's pooled client (redirects never followed: a token must not travel elsewhere)."""
 
-    def sessions() -> Callable[[], aiohttp.ClientSession]:
-        @functools.cache  # made on first use, inside the running loop, then kept
-        def session() -> aiohttp.ClientSession:
-            connector = aiohttp.TCPConnector(
-                limit=max_connections, keepalive_timeout=_KEEPALIVE_SECONDS, ssl=verify
-            )
-            # No timeout of aiohttp's own (its default is 5 minutes): each request has a total deadline.
-            return aiohttp.ClientSession(
-                connector=connector, cookie_jar=aiohttp.DummyCookieJar(), timeout=aiohttp.ClientTimeout()
-            )
+    @functools.cache  # made on first use, inside the running loop, then kept
+    def session() -> aiohttp.ClientSession:
+        connector = aiohttp.TCPConnector(
+            limit=max_connections, keepalive_timeout=_KEEPALIVE_SECONDS, ssl=verify
+        )
+        # No timeout of aiohttp's own (its default is 5 minutes): each request has a total deadline.
+        # No trust_env: it looks the proxies (and .netrc, whose credentials clash with our Authorization
+        # header) up in a worker thread on every request, which doubled the CPU of a send.
+        return aiohttp.ClientSession(
+            connector=connector, cookie_jar=aiohttp.DummyCookieJar(), timeout=aiohttp.ClientTimeout()
+        )
 
-        return session
-
-    def transport(proxy: httpx.Proxy | None = None, client: Any = None) -> httpx.AsyncBaseTransport:
-        return _MappedTransport(AiohttpTransport(verify=verify, client=client or sessions(), proxy=proxy))
-
-    direct, mounts = sessions(), _environment_proxies(transport)
+    limits = httpx.Limits(max_connections=max_connections, keepalive_expiry=_KEEPALIVE_SECONDS)
     client = CoreClient(
-        transport=transport(client=direct),
-        mounts=mounts,
-        timeout=timeout,
-        follow_redirects=False,
-        cookies=_NoCookies(),
+        verify=verify, limits=limits, timeout=timeout, follow_redirects=False, cookies=_NoCookies()
     )
-    client.direct = None if any(mounts.values()) else direct
-    return client
-
-
-def _environment_proxies(
-    transport: Callable[[httpx.Proxy], httpx.AsyncBaseTransport],
-) -> dict[str, httpx.AsyncBaseTransport | None]:
-    """``HTTP_PROXY``/``HTTPS_PROXY``/``ALL_PROXY``/``NO_PROXY`` read as httpx reads them for the MCP clients.
-
-    httpx does this only for its own transports, and aiohttp's ``trust_env`` looks them (and ``.netrc``,
-    whose credentials clash with our ``Authorization`` header) up in a worker thread on every request,
-    which doubled the CPU of a send: read once here, as httpx does, and mounted per URL pattern.
-    """
+    client.direct = session
     found = urllib.request.getproxies()
-    mounts: dict[str, httpx.AsyncBaseTransport | None] = {}
-    for scheme in ("http", "https", "all"):
-        if found.get(scheme):
-            url = found[scheme] if "://" in found[scheme] else f"http://{found[scheme]}"
-            mounts[f"{scheme}://"] = transport(httpx.Proxy(url))
-    for host in (h.strip() for h in found.get("no", "").split(",")):
-        if host == "*":
-            return {}
-        if "://" in host:
-            mounts[host] = None
-        elif host:
-            try:
-                address = ipaddress.ip_address(host.split("/")[0])
-            except ValueError:
-                mounts[f"all://{host}" if host.lower() == "localhost" else f"all://*{host}"] = None
-            else:
-                mounts[f"all://[{host}]" if address.version == 6 else f"all://{host}"] = None
-    return mounts
+    if any(found.get(scheme) for scheme in ("http", "https", "all")):
+        client.proxies = found
+    return client
