@@ -70,13 +70,11 @@ async def request_bounded(
                 return await _read(answer.status, answer.headers, answer.content.iter_any(), max_bytes)
         except aiohttp.ClientError as exc:
             raise mapped(exc) from exc
-    request = client.build_request(method, url, headers=headers, content=content, timeout=timeout)
-    async with asyncio.timeout(max(timeout, 0.0)):
-        response = await client.send(request, stream=True)
-        try:
-            return await _read(response.status_code, response.headers, response.aiter_bytes(), max_bytes)
-        finally:
-            await response.aclose()
+    async with (
+        asyncio.timeout(max(timeout, 0.0)),
+        client.stream(method, url, headers=headers, content=content, timeout=timeout) as response,
+    ):
+        return await _read(response.status_code, response.headers, response.aiter_bytes(), max_bytes)
 
 
 async def _read(

@@ -41,13 +41,10 @@ async def send_chat_history_request(
     attempt is a span of ``send``'s, its failure noted as ``send.cause``."""
     now = asyncio.get_running_loop().time
     wire_timeout, queue_timeout = cfg.chat_history_timeout, cfg.chat_history_queue_timeout
-    max_bytes = cfg.max_rtp_response_bytes
     wire_left, queue_left = wire_timeout, queue_timeout
     max_attempts = max(1, cfg.chat_history_max_attempts)
-    attempt = 0
     error: ChatHistorySendError
-    while True:
-        attempt += 1
+    for attempt in range(1, max_attempts + 1):
         retryable = False
         retry_after: float | None = None
         status: int | None = None
@@ -80,7 +77,7 @@ async def send_chat_history_request(
                     headers=headers,
                     content=body,
                     timeout=wire_left,
-                    max_bytes=max_bytes,
+                    max_bytes=cfg.max_rtp_response_bytes,
                 )
             except TimeoutError:
                 cause, what = "timeout", f"did not answer within {wire_timeout} s"
@@ -115,7 +112,7 @@ async def send_chat_history_request(
         error = ChatHistorySendError(
             f"threat protection at {url} {what}", cause=cause, status_code=status, attempts=attempt
         )
-        if not retryable or attempt >= max_attempts:
+        if not retryable or attempt == max_attempts:
             break
         delay = retry_after if retry_after is not None else backoff_delay(attempt)
         if delay >= wire_left:
