@@ -21,7 +21,8 @@ from agents_a365.tooling import (
     ToolingConfiguration,
     ToolServerDiscoveryError,
 )
-from agents_a365.tooling.extensibility import mcp_http_client_factory
+from agents_a365.tooling._transport import core_client
+from agents_a365.tooling.extensibility import mcp_http_client_factory, shared_ssl_context
 from support.hostile_server import HostileServer, Request, behaviours
 from support.jwt import make_jwt
 from support.platform import production_config
@@ -128,6 +129,33 @@ async def test_no_proxy_exempts_a_host_as_it_does_for_the_mcp_clients(
         async with mcp_http_client_factory() as mcp_client:
             await mcp_client.get(f"{emulator.base_url}/mcp-proxy-check")
     assert proxy.forwarded == []
+
+
+@pytest.mark.parametrize(
+    ("url", "proxy"),
+    [
+        ("https://gateway.example.com/x", None),  # a subdomain of a NO_PROXY name
+        ("https://example.com/x", None),
+        ("https://notexample.com/x", "http://proxy.test:3128"),  # a suffix, not a subdomain
+        ("http://a.internal/x", None),  # ".internal": its subdomains
+        ("http://internal/x", "http://plain.test:8080"),
+        ("http://10.1.2.3:8080/x", None),
+        ("http://10.1.2.4/x", "http://plain.test:8080"),  # HTTP_PROXY without a scheme: http://
+    ],
+)
+def test_the_proxy_of_a_url_is_chosen_as_httpx_chooses_it(
+    monkeypatch: pytest.MonkeyPatch, url: str, proxy: str | None
+) -> None:
+    _use_proxy(monkeypatch, "", no_proxy="Example.com, .internal,10.1.2.3")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.test:3128")
+    monkeypatch.setenv("https_proxy", "http://proxy.test:3128")
+    monkeypatch.setenv("HTTP_PROXY", "plain.test:8080")
+    monkeypatch.setenv("http_proxy", "plain.test:8080")
+    client = core_client(verify=shared_ssl_context(), max_connections=1, timeout=1.0)
+    assert client.proxy_for(url) == proxy
+    monkeypatch.setenv("NO_PROXY", "*")
+    monkeypatch.setenv("no_proxy", "*")
+    assert core_client(verify=shared_ssl_context(), max_connections=1, timeout=1.0).proxy_for(url) is None
 
 
 async def test_without_a_proxy_the_core_uses_its_aiohttp_session_directly_and_closes_it(

@@ -24,7 +24,6 @@ class ResponseTooLargeError(Exception):
 
     def __init__(self, limit: int) -> None:
         super().__init__(f"response body larger than {limit} bytes")
-        self.limit = limit
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ NULL_SPAN = ToolCallSpan()
 
 
 class _Live(ToolCallSpan):
-    __slots__ = ("_failed", "_histogram", "_metric", "_span", "_start", "_token")
+    __slots__ = ("_histogram", "_metric", "_span", "_start", "_token")
 
     def __init__(
         self,
@@ -70,8 +70,8 @@ class _Live(ToolCallSpan):
         metric: Mapping[str, Any],
     ) -> None:
         self._histogram = histogram  # the instrument, or None: no measurement
-        self._metric = metric  # the caller's, never changed: an added attribute makes a new dict
-        self._failed = False
+        # The caller's, never changed: an added attribute makes a new dict; "error.type" once failed.
+        self._metric = metric
         self._span: Any = None
         if tracer is not None:  # each hook is entered where it is made: its span starts here
             kind = _trace.SpanKind.CLIENT if client else _trace.SpanKind.INTERNAL
@@ -88,7 +88,7 @@ class _Live(ToolCallSpan):
 
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
         try:
-            if exc is not None and not self._failed:
+            if exc is not None and "error.type" not in self._metric:  # not failed already
                 self.fail_with(exc)
             if self._histogram is not None:
                 self._histogram.record(monotonic() - self._start, self._metric)
@@ -106,7 +106,6 @@ class _Live(ToolCallSpan):
             self._metric = {**self._metric, key: value}
 
     def fail(self, error_type: str, description: str | None = None) -> None:
-        self._failed = True
         self._metric = {**self._metric, "error.type": error_type}
         if self._span is not None:
             self._span.set_attribute("error.type", error_type)

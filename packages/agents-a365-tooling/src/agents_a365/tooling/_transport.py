@@ -58,12 +58,18 @@ class CoreClient(httpx.AsyncClient):
     proxies: dict[str, str] | None = None  # urllib.request.getproxies(), when it names a proxy
 
     def proxy_for(self, url: str) -> str | None:
-        """The proxy of the environment for ``url`` (``None``: straight to it), as httpx chooses it."""
+        """The proxy of the environment for ``url`` (``None``: straight to it), as httpx chooses it:
+        ``NO_PROXY`` names hosts (``example.com`` and its subdomains, ``.example.com`` only those), addresses
+        or ``*``."""
         if self.proxies is None:
             return None
         parts = urlsplit(url)
-        if urllib.request.proxy_bypass_environment(parts.netloc, self.proxies):  # NO_PROXY
-            return None
+        host = (parts.hostname or "").lower()
+        for entry in self.proxies.get("no", "").lower().split(","):
+            name = entry.strip()
+            suffix = name if name.startswith(".") else f".{name}"
+            if name == "*" or (name and (host == name or host.endswith(suffix))):
+                return None
         proxy = self.proxies.get(parts.scheme) or self.proxies.get("all")
         return proxy if proxy is None or "://" in proxy else f"http://{proxy}"
 
