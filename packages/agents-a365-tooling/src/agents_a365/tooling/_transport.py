@@ -52,7 +52,7 @@ _KEEPALIVE_SECONDS = 4.0
 
 class CoreClient(httpx.AsyncClient):
     """The service's own client. ``direct`` hands ``request_bounded`` the aiohttp session of the core's own
-    requests (``None``: they go through ``client.send``), :meth:`proxy_for` their proxy."""
+    requests (``None``: they go through httpx, as a caller's client does), :meth:`proxy_for` their proxy."""
 
     direct: Callable[[], aiohttp.ClientSession] | None = None
     proxies: dict[str, str] | None = None  # urllib.request.getproxies(), when it names a proxy
