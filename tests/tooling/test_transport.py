@@ -83,13 +83,16 @@ def _use_proxy(monkeypatch: pytest.MonkeyPatch, url: str, no_proxy: str = "") ->
     monkeypatch.setenv("no_proxy", no_proxy)
 
 
-async def _gateway_and_rtp(emulator: Emulator) -> None:
+async def _gateway_and_rtp(emulator: Emulator) -> str:
+    """Discovery, one server listed on the service's pooled MCP session, one send; the server's URL."""
     turn = make_turn_context(agentic_app_id=DEFAULT_AGENT_ID)
     async with McpToolServerConfigurationService(production_config(emulator)) as service:
         servers = await service.list_tool_servers(turn, emulator.authorization(), "agentic")
         assert servers
+        assert await service.list_mcp_tools(servers[0])
         result = await service.send_chat_history(turn, [])
         assert result.succeeded, result
+        return servers[0].url
 
 
 async def test_the_gateway_and_threat_protection_go_through_the_proxy_of_the_environment(
@@ -97,7 +100,7 @@ async def test_the_gateway_and_threat_protection_go_through_the_proxy_of_the_env
 ) -> None:
     _use_proxy(monkeypatch, proxy.url)
     async with asyncio.timeout(SAFETY):
-        await _gateway_and_rtp(emulator)
+        mcp_url = await _gateway_and_rtp(emulator)
         # The MCP clients (httpx's own reading of the environment) take the same way.
         async with mcp_http_client_factory() as mcp_client:
             await mcp_client.get(f"{emulator.base_url}/mcp-proxy-check")
@@ -106,6 +109,9 @@ async def test_the_gateway_and_threat_protection_go_through_the_proxy_of_the_env
     assert len(gets) == 1, proxy.forwarded
     assert f"POST {base}/agents/real-time-threat-protection/chat-message" in proxy.forwarded
     assert f"GET {base}/mcp-proxy-check" in proxy.forwarded
+    # The pooled MCP sessions (listings, both extensions' calls) too: their clients share one transport,
+    # which httpx does not route by the environment by itself.
+    assert f"POST {mcp_url}" in proxy.forwarded
 
 
 async def test_a_callers_own_request_on_the_services_client_takes_the_proxy_too(

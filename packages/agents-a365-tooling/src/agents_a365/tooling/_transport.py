@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import aiohttp
 import httpx
 
-__all__ = ["CoreClient", "core_client", "mapped"]
+__all__ = ["CoreClient", "core_client", "environment_proxies", "mapped", "proxy_for"]
 
 
 def mapped(exc: aiohttp.ClientError) -> httpx.TransportError:
@@ -58,20 +58,8 @@ class CoreClient(httpx.AsyncClient):
     proxies: dict[str, str] | None = None  # urllib.request.getproxies(), when it names a proxy
 
     def proxy_for(self, url: str) -> str | None:
-        """The proxy of the environment for ``url`` (``None``: straight to it), as httpx chooses it:
-        ``NO_PROXY`` names hosts (``example.com`` and its subdomains, ``.example.com`` only those), addresses
-        or ``*``."""
-        if self.proxies is None:
-            return None
-        parts = urlsplit(url)
-        host = (parts.hostname or "").lower()
-        for entry in self.proxies.get("no", "").lower().split(","):
-            name = entry.strip()
-            suffix = name if name.startswith(".") else f".{name}"
-            if name == "*" or (name and (host == name or host.endswith(suffix))):
-                return None
-        proxy = self.proxies.get(parts.scheme) or self.proxies.get("all")
-        return proxy if proxy is None or "://" in proxy else f"http://{proxy}"
+        """The proxy of the environment for ``url`` (``None``: straight to it)."""
+        return None if self.proxies is None else proxy_for(url, self.proxies)
 
     async def aclose(self) -> None:
         await super().aclose()
@@ -99,7 +87,26 @@ def core_client(*, verify: ssl.SSLContext, max_connections: int, timeout: float)
         verify=verify, limits=limits, timeout=timeout, follow_redirects=False, cookies=_NoCookies()
     )
     client.direct = session
-    found = urllib.request.getproxies()
-    if any(found.get(scheme) for scheme in ("http", "https", "all")):
-        client.proxies = found
+    client.proxies = environment_proxies()
     return client
+
+
+def environment_proxies() -> dict[str, str] | None:
+    """``urllib.request.getproxies()`` (``HTTP_PROXY``/``HTTPS_PROXY``/``ALL_PROXY``/``NO_PROXY``), or ``None``
+    when it names no proxy. Read once per client, as httpx reads it."""
+    found = urllib.request.getproxies()
+    return found if any(found.get(scheme) for scheme in ("http", "https", "all")) else None
+
+
+def proxy_for(url: str, proxies: dict[str, str]) -> str | None:
+    """The proxy of ``proxies`` for ``url`` (``None``: straight to it), as httpx chooses it: ``NO_PROXY``
+    names hosts (``example.com`` and its subdomains, ``.example.com`` only those), addresses or ``*``."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    for entry in proxies.get("no", "").lower().split(","):
+        name = entry.strip()
+        suffix = name if name.startswith(".") else f".{name}"
+        if name == "*" or (name and (host == name or host.endswith(suffix))):
+            return None
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    return proxy if proxy is None or "://" in proxy else f"http://{proxy}"
