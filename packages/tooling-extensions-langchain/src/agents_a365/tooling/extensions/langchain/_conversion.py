@@ -11,19 +11,14 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Iterable, Mapping
-from datetime import datetime
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from agents_a365.tooling import ChatHistoryMessage
-from agents_a365.tooling.extensibility import (
-    build_chat_history,
-    convert_native,
-    join_parts,
-)
+from agents_a365.tooling.extensibility import build_chat_history, join_parts
 
-__all__ = ["DEFAULT_ROLE", "ROLE_BY_TYPE", "convert_message", "convert_messages", "extract_text", "map_role"]
+__all__ = ["DEFAULT_ROLE", "ROLE_BY_TYPE", "convert_messages", "extract_text", "map_role", "read_message"]
 
 DEFAULT_ROLE = "user"
 
@@ -57,13 +52,15 @@ def map_role(message: Any) -> str:
 
 
 def _text_accessor(message: Any) -> str | None:
+    """The message's own ``text`` (property or method), or ``None`` when it has none or only whitespace."""
     try:
         value = getattr(message, "text", None)
         if callable(value) and not isinstance(value, str):
             value = value()
     except Exception:  # content shapes the accessor does not expect: fall through
         return None
-    return str(value) if isinstance(value, str) else None
+    text = str(value) if isinstance(value, str) else ""
+    return text if text.strip() else None
 
 
 def _part_text(part: Any) -> str | None:
@@ -98,7 +95,7 @@ def extract_text(message: Any) -> str | None:
     """
     if _overrides_text(type(message)):  # type: ignore[arg-type]  # typeshed: a class is not Hashable
         own = _text_accessor(message)
-        if own is not None and own.strip():
+        if own is not None:
             return own
     content = getattr(message, "content", None)
     if isinstance(content, str):
@@ -110,10 +107,7 @@ def extract_text(message: Any) -> str | None:
             joined = None
         if joined is not None:
             return joined
-    text = _text_accessor(message)
-    if text is not None and text.strip():
-        return text
-    return None
+    return _text_accessor(message)
 
 
 # The common messages: exact classes that keep langchain-core's ``text`` (so string ``content`` is their
@@ -141,12 +135,6 @@ def _read(message: Any) -> tuple[Any, Any, Any, Any] | None:
 def _only_calls_tools(message: Any) -> bool:
     # An assistant turn that only calls tools has no text: normal, nothing to act on.
     return bool(getattr(message, "tool_calls", None))
-
-
-def convert_message(message: Any, timestamp: datetime | None = None) -> ChatHistoryMessage | None:
-    """One message, or ``None`` when it has no text. May raise for exotic objects; use
-    :func:`convert_messages` for the never-raising batch form."""
-    return convert_native(message, read_message, timestamp)
 
 
 def convert_messages(messages: Any, limit: int | None = None) -> list[ChatHistoryMessage]:
