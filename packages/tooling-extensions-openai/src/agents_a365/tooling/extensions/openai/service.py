@@ -215,11 +215,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
             self.configuration_service.list_mcp_tools, configs, skip_unreachable=skip_unreachable
         )
         servers = build_servers(
-            listed,
-            own_tools=agent.tools,
-            pool=self.configuration_service.session_pool,
-            options=options,
-            tool_cache=self.configuration_service.tool_definitions,
+            listed, own_tools=agent.tools, core=self.configuration_service, options=options
         )
         if not servers:
             logger.info("no new MCP servers to add (%d discovered)", len(discovered))
