@@ -149,13 +149,8 @@ class McpToolRegistrationService(ChatHistorySends):
         name-clash rule). Calls go through the service's pooled MCP sessions (see
         :meth:`get_mcp_toolset`).
         """
-        toolset = await self.get_mcp_toolset(
-            authorization,
-            auth_handler_name,
-            turn_context,
-            auth_token,
-            options=options,
-            skip_unreachable=skip_unreachable,
+        toolset = await self._toolset(
+            authorization, auth_handler_name, turn_context, auth_token, options, skip_unreachable, None
         )
         return toolset.tools(existing_tools)
 
@@ -182,12 +177,7 @@ class McpToolRegistrationService(ChatHistorySends):
         """
         if not isinstance(agent_options, Mapping):
             raise ValueError("agent_options is required (the keyword arguments of create_agent)")
-        toolset = await self.get_mcp_toolset(
-            authorization,
-            auth_handler_name,
-            turn_context,
-            auth_token,
-            options=options,
-            skip_unreachable=skip_unreachable,
+        toolset = await self._toolset(
+            authorization, auth_handler_name, turn_context, auth_token, options, skip_unreachable, None
         )
         return toolset.create_agent(agent_options, agent_factory=agent_factory)
