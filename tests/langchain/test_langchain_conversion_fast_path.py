@@ -234,8 +234,8 @@ def test_role_by_type_keys_are_already_normalised() -> None:
     # The fast path maps ``type`` with ROLE_BY_TYPE directly: map_role's strip/lower/chunk step must
     # not change any of its keys.
     for key in ROLE_BY_TYPE:
-        assert key == key.strip().lower()
-        assert conversion._type_key(SimpleNamespace(type=key)) == key
+        assert key == key.strip().lower().removesuffix("messagechunk")
+        assert conversion.map_role(SimpleNamespace(type=key)) == ROLE_BY_TYPE[key]
         assert key != "chat"
 
 

@@ -23,7 +23,7 @@ __all__ = ["DEFAULT_ROLE", "ROLE_BY_TYPE", "convert_messages", "extract_text", "
 DEFAULT_ROLE = "user"
 
 # ``BaseMessage.type`` -> role sent to threat protection. Chunk classes report their class
-# name as ``type`` (``AIMessageChunk``): ``_type_key`` drops the ``MessageChunk`` suffix.
+# name as ``type`` (``AIMessageChunk``): ``map_role`` drops the ``MessageChunk`` suffix.
 ROLE_BY_TYPE: Mapping[str, str] = {
     "human": "user",
     "ai": "assistant",
@@ -33,22 +33,16 @@ ROLE_BY_TYPE: Mapping[str, str] = {
 }
 
 
-def _type_key(message: Any) -> str | None:
-    value = getattr(message, "type", None)
-    if not isinstance(value, str):
-        return None
-    return value.strip().lower().removesuffix("messagechunk")
-
-
 def map_role(message: Any) -> str:
     """The role of ``message``: human->user, ai->assistant, system, tool, function,
     chat->its own ``role``, anything else->user."""
-    key = _type_key(message)
+    kind = getattr(message, "type", None)
+    key = kind.strip().lower().removesuffix("messagechunk") if isinstance(kind, str) else ""
     if key == "chat":
         role = getattr(message, "role", None)
         if isinstance(role, str) and role.strip():
             return role.strip()
-    return ROLE_BY_TYPE.get(key or "", DEFAULT_ROLE)
+    return ROLE_BY_TYPE.get(key, DEFAULT_ROLE)
 
 
 def _text_accessor(message: Any) -> str | None:
