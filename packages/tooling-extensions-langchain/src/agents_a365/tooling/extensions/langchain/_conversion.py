@@ -60,12 +60,10 @@ def _text_accessor(message: Any) -> str | None:
 def _part_text(part: Any) -> str | None:
     if isinstance(part, str):
         return part
-    if isinstance(part, Mapping):
-        if part.get("type", "text") == "text":
-            text = part.get("text")
-            return text if isinstance(text, str) else None
-        return None
-    text = getattr(part, "text", None)
+    if isinstance(part, Mapping):  # a content block: only text blocks count
+        text = part.get("text") if part.get("type", "text") == "text" else None
+    else:
+        text = getattr(part, "text", None)
     return text if isinstance(text, str) else None
 
 
