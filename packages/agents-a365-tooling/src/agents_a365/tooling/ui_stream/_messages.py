@@ -12,13 +12,13 @@ _TERMINAL_TOOL_STATES = frozenset(("output-available", "output-error"))
 
 
 class _ClientModel(BaseModel):
-    """What the client posts: loose on purpose (the client adds fields between versions), camelCase aliases."""
+    """What the client posts: extra fields kept, camelCase aliases or snake_case names, frozen."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
 
 
 class UIMessagePart(_ClientModel):
-    """One part of a ``UIMessage``."""
+    """One part of a ``UIMessage``. Loose on purpose: the client adds fields between versions."""
 
     type: str
     text: str | None = None
