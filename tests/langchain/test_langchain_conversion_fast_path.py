@@ -1,4 +1,4 @@
-"""``convert_messages`` (a batch) gives exactly what ``convert_message`` gives per message.
+"""``convert_messages`` (a batch) gives exactly what the general path (``convert_native``) gives per message.
 
 (Once a test of the inline fast path, removed with ``FastShape``: what stays is the public guarantee.)
 Compared on messages around the former fast path's shapes: the same text, role, id (or both a fresh
@@ -28,8 +28,9 @@ from pydantic import ValidationError
 
 import agents_a365.tooling.extensions.langchain._conversion as conversion
 from agents_a365.tooling import ChatHistoryMessage, ChatMessageRequest
+from agents_a365.tooling.extensibility import convert_native
 from agents_a365.tooling.extensions.langchain import convert_messages
-from agents_a365.tooling.extensions.langchain._conversion import ROLE_BY_TYPE, convert_message, read_message
+from agents_a365.tooling.extensions.langchain._conversion import ROLE_BY_TYPE, read_message
 
 ALL_FIELDS = {"id", "role", "content", "timestamp"}
 
@@ -94,7 +95,7 @@ def _general(messages: list[Any], now: datetime) -> list[tuple[Any, ChatHistoryM
     pairs = []
     for source in messages:
         try:
-            converted = convert_message(source, now)
+            converted = convert_native(source, read_message, now)
         except Exception:  # convert_messages counts it as failed and skips it
             continue
         if converted is not None:
@@ -224,7 +225,7 @@ def test_a_message_without_an_id_field_gets_a_uuid4_on_either_path() -> None:
     without_id = HumanMessage("no id field")
     del without_id.__dict__["id"]  # getattr(message, "id", None) is None: a uuid4
     [fast] = convert_messages([without_id])
-    general = convert_message(without_id)
+    general = convert_native(without_id, read_message)
     assert general is not None
     assert uuid.UUID(fast.id).version == uuid.UUID(general.id).version == 4
 
@@ -233,8 +234,8 @@ def test_role_by_type_keys_are_already_normalised() -> None:
     # The fast path maps ``type`` with ROLE_BY_TYPE directly: map_role's strip/lower/chunk step must
     # not change any of its keys.
     for key in ROLE_BY_TYPE:
-        assert key == key.strip().lower()
-        assert conversion._type_key(SimpleNamespace(type=key)) == key
+        assert key == key.strip().lower().removesuffix("messagechunk")
+        assert conversion.map_role(SimpleNamespace(type=key)) == ROLE_BY_TYPE[key]
         assert key != "chat"
 
 

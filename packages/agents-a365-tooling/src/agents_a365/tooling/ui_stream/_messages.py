@@ -11,10 +11,14 @@ from pydantic import BaseModel, ConfigDict, Field
 _TERMINAL_TOOL_STATES = frozenset(("output-available", "output-error"))
 
 
-class UIMessagePart(BaseModel):
-    """One part of a ``UIMessage``. Loose on purpose: the client adds fields between versions."""
+class _ClientModel(BaseModel):
+    """What the client posts: extra fields kept, camelCase aliases or snake_case names, frozen."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
+
+
+class UIMessagePart(_ClientModel):
+    """One part of a ``UIMessage``. Loose on purpose: the client adds fields between versions."""
 
     type: str
     text: str | None = None
@@ -39,9 +43,7 @@ class UIMessagePart(BaseModel):
         return self.type.removeprefix("tool-")
 
 
-class UIMessage(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
-
+class UIMessage(_ClientModel):
     id: str = ""
     role: Literal["system", "user", "assistant"]
     metadata: Any = None
@@ -60,10 +62,8 @@ class UIMessage(BaseModel):
         ]
 
 
-class UIChatRequest(BaseModel):
+class UIChatRequest(_ClientModel):
     """The JSON body ``useChat`` sends: ``{id, messages, trigger, messageId, ...}``; extra body fields kept."""
-
-    model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
 
     id: str | None = None
     messages: list[UIMessage]

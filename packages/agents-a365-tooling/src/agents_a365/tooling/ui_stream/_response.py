@@ -53,9 +53,8 @@ def _response_class() -> type[StreamingResponse]:
                 for task in (producer, listener):
                     task.cancel()
                 await asyncio.gather(producer, listener, return_exceptions=True)
-            error = None if producer.cancelled() else producer.exception()
-            if error is not None:
-                raise error
+            if not producer.cancelled():
+                producer.result()  # re-raises what the producer raised
 
         async def _produce(self, send: Send) -> None:
             try:

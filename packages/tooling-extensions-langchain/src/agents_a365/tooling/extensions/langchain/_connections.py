@@ -3,8 +3,8 @@
 
 Sessions are the pool's (:class:`~agents_a365.tooling.extensibility.McpSessionPool`, per server URL and
 request headers, so per user token): opened by a listing or a first call, reused across calls and turns
-until idle, token expiry, the bound or ``aclose``. An ``mcp_tools`` block is a :class:`TurnScope`: once it
-exits its tools refuse to run.
+until idle, token expiry, the bound or ``aclose``. An ``mcp_tools`` block hands its tools an
+``asyncio.Event`` that it sets when it exits: from then on they refuse to run.
 
 Definitions come from the tooling service's :class:`~agents_a365.tooling.ToolDefinitionCache` (per server
 URL and request headers, so per user): a warm turn makes no MCP request at registration. The trade-off: a
@@ -36,21 +36,9 @@ from agents_a365.tooling.extensibility import (
 
 from ._toolset import A365_SERVER
 
-__all__ = ["TurnScope", "to_langchain"]
+__all__ = ["to_langchain"]
 
 _CONVERT_BATCH = 100  # tools converted between two yields to the event loop
-
-
-class TurnScope:
-    """The life of an ``mcp_tools`` block: its tools refuse to run once it is closed."""
-
-    __slots__ = ("closed",)
-
-    def __init__(self) -> None:
-        self.closed = False
-
-    def close(self) -> None:
-        self.closed = True
 
 
 class _PoolSession:
@@ -62,9 +50,6 @@ class _PoolSession:
         self._pool = pool
         self._server = server
         self._schemas = {d.name: d.outputSchema for d in definitions if d.outputSchema is not None}
-
-    def __repr__(self) -> str:
-        return f"_PoolSession({self._server.mcp_server_name!r})"
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None = None, progress_callback: Any = None, **_: Any
@@ -79,12 +64,12 @@ class _PoolSession:
 
 
 def _intercepted(
-    cache: ToolDefinitionCache, server: MCPServerConfig, scope: TurnScope | None
+    cache: ToolDefinitionCache, server: MCPServerConfig, exited: asyncio.Event | None
 ) -> ToolCallInterceptor:
     """The interceptor of every call of ``server``'s tools: refuses, before anything is sent, a call once
-    ``scope`` (an ``mcp_tools`` block) is closed and a turn of another identity than the server's; records a
-    GenAI ``execute_tool`` span (no-op without telemetry); when the call itself fails forgets the server's
-    cached definitions and scrubs token-shaped text out of the failure.
+    ``exited`` is set (its ``mcp_tools`` block is over) and a turn of another identity than the server's;
+    records a GenAI ``execute_tool`` span (no-op without telemetry); when the call itself fails forgets the
+    server's cached definitions and scrubs token-shaped text out of the failure.
 
     Only failures of the call itself (connecting, transport, protocol errors, timeouts) invalidate; a
     tool's own error result (``isError``) is converted after the interceptors and keeps the entry.
@@ -94,7 +79,7 @@ def _intercepted(
     async def intercept(
         request: MCPToolCallRequest, handler: Callable[[MCPToolCallRequest], Awaitable[MCPToolCallResult]]
     ) -> MCPToolCallResult:
-        if scope is not None and scope.closed:
+        if exited is not None and exited.is_set():
             raise RuntimeError(
                 f"MCP server {name!r}: the tools of an mcp_tools() block cannot be called after it exits"
             )
@@ -114,13 +99,13 @@ async def to_langchain(
     server: MCPServerConfig,
     core: McpToolServerConfigurationService,
     *,
-    scope: TurnScope | None,
+    exited: asyncio.Event | None,
 ) -> list[BaseTool]:
     """What ``load_mcp_tools`` builds from the listed tools (same names, schemas and metadata, no name
     prefix, MCP execution errors returned to the model), calling through the core's session pool, plus
     cache invalidation. Converted in batches: thousands of tools never hold the event loop in one step."""
     session = cast(ClientSession, _PoolSession(core.session_pool, server, definitions))
-    interceptors = [_intercepted(core.tool_definitions, server, scope)]
+    interceptors = [_intercepted(core.tool_definitions, server, exited)]
     tools: list[BaseTool] = []
     for start in range(0, len(definitions), _CONVERT_BATCH):
         if start:

@@ -11,24 +11,19 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Iterable, Mapping
-from datetime import datetime
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from agents_a365.tooling import ChatHistoryMessage
-from agents_a365.tooling.extensibility import (
-    build_chat_history,
-    convert_native,
-    join_parts,
-)
+from agents_a365.tooling.extensibility import build_chat_history, join_parts
 
-__all__ = ["DEFAULT_ROLE", "ROLE_BY_TYPE", "convert_message", "convert_messages", "extract_text", "map_role"]
+__all__ = ["DEFAULT_ROLE", "ROLE_BY_TYPE", "convert_messages", "extract_text", "map_role", "read_message"]
 
 DEFAULT_ROLE = "user"
 
 # ``BaseMessage.type`` -> role sent to threat protection. Chunk classes report their class
-# name as ``type`` (``AIMessageChunk``): ``_type_key`` drops the ``MessageChunk`` suffix.
+# name as ``type`` (``AIMessageChunk``): ``map_role`` drops the ``MessageChunk`` suffix.
 ROLE_BY_TYPE: Mapping[str, str] = {
     "human": "user",
     "ai": "assistant",
@@ -38,43 +33,37 @@ ROLE_BY_TYPE: Mapping[str, str] = {
 }
 
 
-def _type_key(message: Any) -> str | None:
-    value = getattr(message, "type", None)
-    if not isinstance(value, str):
-        return None
-    return value.strip().lower().removesuffix("messagechunk")
-
-
 def map_role(message: Any) -> str:
     """The role of ``message``: human->user, ai->assistant, system, tool, function,
     chat->its own ``role``, anything else->user."""
-    key = _type_key(message)
+    kind = getattr(message, "type", None)
+    key = kind.strip().lower().removesuffix("messagechunk") if isinstance(kind, str) else ""
     if key == "chat":
         role = getattr(message, "role", None)
         if isinstance(role, str) and role.strip():
             return role.strip()
-    return ROLE_BY_TYPE.get(key or "", DEFAULT_ROLE)
+    return ROLE_BY_TYPE.get(key, DEFAULT_ROLE)
 
 
 def _text_accessor(message: Any) -> str | None:
+    """The message's own ``text`` (property or method), or ``None`` when it has none or only whitespace."""
     try:
         value = getattr(message, "text", None)
         if callable(value) and not isinstance(value, str):
             value = value()
     except Exception:  # content shapes the accessor does not expect: fall through
         return None
-    return str(value) if isinstance(value, str) else None
+    text = str(value) if isinstance(value, str) else ""
+    return text if text.strip() else None
 
 
 def _part_text(part: Any) -> str | None:
     if isinstance(part, str):
         return part
-    if isinstance(part, Mapping):
-        if part.get("type", "text") == "text":
-            text = part.get("text")
-            return text if isinstance(text, str) else None
-        return None
-    text = getattr(part, "text", None)
+    if isinstance(part, Mapping):  # a content block: only text blocks count
+        text = part.get("text") if part.get("type", "text") == "text" else None
+    else:
+        text = getattr(part, "text", None)
     return text if isinstance(text, str) else None
 
 
@@ -98,7 +87,7 @@ def extract_text(message: Any) -> str | None:
     """
     if _overrides_text(type(message)):  # type: ignore[arg-type]  # typeshed: a class is not Hashable
         own = _text_accessor(message)
-        if own is not None and own.strip():
+        if own is not None:
             return own
     content = getattr(message, "content", None)
     if isinstance(content, str):
@@ -110,10 +99,7 @@ def extract_text(message: Any) -> str | None:
             joined = None
         if joined is not None:
             return joined
-    text = _text_accessor(message)
-    if text is not None and text.strip():
-        return text
-    return None
+    return _text_accessor(message)
 
 
 # The common messages: exact classes that keep langchain-core's ``text`` (so string ``content`` is their
@@ -141,12 +127,6 @@ def _read(message: Any) -> tuple[Any, Any, Any, Any] | None:
 def _only_calls_tools(message: Any) -> bool:
     # An assistant turn that only calls tools has no text: normal, nothing to act on.
     return bool(getattr(message, "tool_calls", None))
-
-
-def convert_message(message: Any, timestamp: datetime | None = None) -> ChatHistoryMessage | None:
-    """One message, or ``None`` when it has no text. May raise for exotic objects; use
-    :func:`convert_messages` for the never-raising batch form."""
-    return convert_native(message, read_message, timestamp)
 
 
 def convert_messages(messages: Any, limit: int | None = None) -> list[ChatHistoryMessage]:

@@ -49,15 +49,11 @@ class McpToolset:
     def merge(self, existing_tools: Sequence[Any] | None = None) -> list[Any]:
         """``existing_tools`` (unchanged, first) followed by the MCP tools, names unique. Agent 365 MCP tools
         among ``existing_tools`` (an earlier turn's) are replaced by this turn's."""
-        existing = [
-            t for t in existing_tools or () if A365_SERVER not in (getattr(t, "metadata", None) or {})
-        ]
-        if len(existing) < len(existing_tools or ()):
-            logger.debug(
-                "replacing %d Agent 365 MCP tool(s) of an earlier turn",
-                len(existing_tools or ()) - len(existing),
-            )
-        return [*existing, *self.tools(existing)]
+        given = list(existing_tools or ())
+        own = [t for t in given if A365_SERVER not in (getattr(t, "metadata", None) or {})]
+        if len(own) < len(given):
+            logger.debug("replacing %d Agent 365 MCP tool(s) of an earlier turn", len(given) - len(own))
+        return [*own, *self.tools(own)]
 
     def create_agent(
         self, agent_options: Mapping[str, Any], *, agent_factory: AgentFactory = create_agent

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -14,7 +15,7 @@ from agents_a365.runtime import AuthorizationLike, TurnContextLike
 from agents_a365.tooling import ToolOptions
 from agents_a365.tooling.extensibility import McpSessionPool, list_servers, renamed_kwargs
 
-from ._connections import TurnScope, to_langchain
+from ._connections import to_langchain
 from ._history_sends import ChatHistorySends, StateGraphLike
 from ._toolset import AgentFactory, McpToolset
 
@@ -76,13 +77,13 @@ class McpToolRegistrationService(ChatHistorySends):
         unreachable is not caught (nor skipped) here; its tool calls raise ``McpServerConnectionError``
         instead, and its entry is invalidated so the next turn lists it again.
         """
-        block = TurnScope()
+        exited = asyncio.Event()
         try:
             yield await self._toolset(
-                authorization, auth_handler_name, turn_context, auth_token, options, skip_unreachable, block
+                authorization, auth_handler_name, turn_context, auth_token, options, skip_unreachable, exited
             )
         finally:
-            block.close()
+            exited.set()
 
     @renamed_kwargs(tool_options="options")
     async def get_mcp_toolset(
@@ -116,7 +117,7 @@ class McpToolRegistrationService(ChatHistorySends):
         auth_token: str | None,
         options: ToolOptions | None,
         skip_unreachable: bool,
-        scope: TurnScope | None,
+        exited: asyncio.Event | None,
     ) -> McpToolset:
         core = self.configuration_service
         servers = await core.list_tool_servers(
@@ -125,7 +126,7 @@ class McpToolRegistrationService(ChatHistorySends):
         # Listed concurrently by the core (cached definitions cost no MCP request) on the pooled sessions.
         listed, _ = await list_servers(core.list_mcp_tools, servers, skip_unreachable=skip_unreachable)
         tools = {
-            server.mcp_server_name: await to_langchain(definitions, server, core, scope=scope)
+            server.mcp_server_name: await to_langchain(definitions, server, core, exited=exited)
             for server, definitions in listed
         }
         return McpToolset([server for server, _ in listed], tools)
@@ -148,13 +149,8 @@ class McpToolRegistrationService(ChatHistorySends):
         name-clash rule). Calls go through the service's pooled MCP sessions (see
         :meth:`get_mcp_toolset`).
         """
-        toolset = await self.get_mcp_toolset(
-            authorization,
-            auth_handler_name,
-            turn_context,
-            auth_token,
-            options=options,
-            skip_unreachable=skip_unreachable,
+        toolset = await self._toolset(
+            authorization, auth_handler_name, turn_context, auth_token, options, skip_unreachable, None
         )
         return toolset.tools(existing_tools)
 
@@ -181,12 +177,7 @@ class McpToolRegistrationService(ChatHistorySends):
         """
         if not isinstance(agent_options, Mapping):
             raise ValueError("agent_options is required (the keyword arguments of create_agent)")
-        toolset = await self.get_mcp_toolset(
-            authorization,
-            auth_handler_name,
-            turn_context,
-            auth_token,
-            options=options,
-            skip_unreachable=skip_unreachable,
+        toolset = await self._toolset(
+            authorization, auth_handler_name, turn_context, auth_token, options, skip_unreachable, None
         )
         return toolset.create_agent(agent_options, agent_factory=agent_factory)

@@ -10,8 +10,8 @@ from typing import Any
 from agents.mcp import MCPServer
 from mcp.types import Tool
 
-from agents_a365.tooling import MCPServerConfig, ToolDefinitionCache
-from agents_a365.tooling.extensibility import McpSessionPool, resolve_tool_names
+from agents_a365.tooling import MCPServerConfig, McpToolServerConfigurationService
+from agents_a365.tooling.extensibility import resolve_tool_names
 
 from ._server import A365MCPServer
 
@@ -47,11 +47,10 @@ def build_servers(
     listed: Sequence[tuple[MCPServerConfig, Sequence[Tool]]],
     *,
     own_tools: Iterable[Any],
-    pool: McpSessionPool,
+    core: McpToolServerConfigurationService,
     options: Mapping[str, Any],
-    tool_cache: ToolDefinitionCache | None = None,
 ) -> list[A365MCPServer]:
-    """One server per listed config, calling through ``pool``; a tool name
+    """One server per listed config, calling through ``core``'s session pool; a tool name
     clashing with another tool (one of ``own_tools``, the agent's function tools, or another server's) is
     exposed under the tooling core's rule."""
     own = [name for name in (getattr(t, "name", None) for t in own_tools) if isinstance(name, str)]
@@ -60,8 +59,8 @@ def build_servers(
         A365MCPServer(
             config,
             tools,
-            pool=pool,
-            tool_cache=tool_cache,
+            pool=core.session_pool,
+            tool_cache=core.tool_definitions,
             exposed_names=exposed[config.mcp_server_name],
             **options,
         )

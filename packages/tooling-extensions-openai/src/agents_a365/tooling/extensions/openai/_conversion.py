@@ -21,7 +21,7 @@ from agents_a365.tooling.extensibility import (
 
 __all__ = [
     "TOOL_OUTPUT_ROLE",
-    "TOOL_OUTPUT_TYPES",
+    "TOOL_OUTPUT_TYPE",
     "extract_text",
     "to_chat_history_message",
     "to_chat_history_messages",
@@ -31,7 +31,7 @@ TOOL_OUTPUT_ROLE = "tool"
 """Role given to tool results, as LangChain's ``ToolMessage`` has."""
 
 # Tool results are where prompt injection arrives: send them to threat protection as text.
-TOOL_OUTPUT_TYPES = frozenset({"function_call_output"})
+TOOL_OUTPUT_TYPE = "function_call_output"
 
 # Where an item carries its own time (epoch seconds or ISO text): kept instead of "now".
 TIMESTAMP_FIELDS = ("created_at", "timestamp")
@@ -61,11 +61,6 @@ def _content_text(value: Any) -> str | None:
     return join_parts(t for t in texts if _nonblank(t) is not None)
 
 
-def _kind(item: Any) -> str | None:
-    kind = _field(item, "type")
-    return kind if isinstance(kind, str) else None
-
-
 def extract_text(item: Any) -> str | None:
     """The text of ``item``, or ``None`` when it has none (whitespace-only counts as none).
 
@@ -75,7 +70,7 @@ def extract_text(item: Any) -> str | None:
     text = _content_text(_field(item, "content"))
     if text is None:
         text = _nonblank(_field(item, "text"))
-    if text is None and _kind(item) in TOOL_OUTPUT_TYPES:
+    if text is None and _field(item, "type") == TOOL_OUTPUT_TYPE:
         text = _content_text(_field(item, "output"))
     return text
 
@@ -103,7 +98,7 @@ def read_item(item: Any) -> tuple[Any, Any, Any, Any] | None:
         else:
             text = _plain_parts(content) if type(content) is list else None
         if text is not None and (kind is None or type(kind) is str):
-            role = TOOL_OUTPUT_ROLE if kind in TOOL_OUTPUT_TYPES else item.get("role")
+            role = TOOL_OUTPUT_ROLE if kind == TOOL_OUTPUT_TYPE else item.get("role")
             stamp = item.get("created_at")
             return role, text, item.get("id"), item.get("timestamp") if stamp is None else stamp
     return _read(item)
@@ -115,7 +110,7 @@ def _read(item: Any) -> tuple[Any, Any, Any, Any] | None:
     if text is None:
         return None
     # Passed through unchanged: threat protection knows the Responses roles.
-    role = TOOL_OUTPUT_ROLE if _kind(item) in TOOL_OUTPUT_TYPES else _field(item, "role")
+    role = TOOL_OUTPUT_ROLE if _field(item, "type") == TOOL_OUTPUT_TYPE else _field(item, "role")
     stamp = next((v for v in (_field(item, name) for name in TIMESTAMP_FIELDS) if v is not None), None)
     return role, text, _field(item, "id"), stamp
 

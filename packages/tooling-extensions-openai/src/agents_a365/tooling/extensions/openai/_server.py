@@ -168,7 +168,8 @@ class A365MCPServer(MCPServer):
         spec = self.tool_filter
         if isinstance(spec, Mapping):
             allowed, blocked = spec.get("allowed_tool_names"), spec.get("blocked_tool_names") or ()
-            named = [(t, self._original(t.name)) for t in tools]  # the filter names the server's own
+            # The filter names the server's own tool names.
+            named = [(t, self._originals.get(t.name, t.name)) for t in tools]
             return [t for t, name in named if (allowed is None or name in allowed) and name not in blocked]
         if run_context is None or agent is None:
             raise ValueError("run_context and agent are required for a callable tool_filter")
@@ -189,9 +190,6 @@ class A365MCPServer(MCPServer):
                 kept.append(tool)
         return kept
 
-    def _original(self, name: str) -> str:
-        return self._originals.get(name, name)
-
     async def call_tool(
         self, tool_name: str, arguments: dict[str, Any] | None, meta: dict[str, Any] | None = None
     ) -> CallToolResult:
@@ -200,7 +198,7 @@ class A365MCPServer(MCPServer):
         call_id = noted[1] if noted is not None and noted[0] == tool_name else None
         with tool_call_span(self.name, tool_name, call_id, arguments=arguments) as span:
             check_turn(self.config.identity, what=f"MCP server {self.name!r}")
-            name = self._original(tool_name)
+            name = self._originals.get(tool_name, tool_name)
             schema = self._output_schemas.get(name)
             call = self._run(
                 lambda pool: pool.call_tool(self.config, name, arguments, meta=meta, output_schema=schema)

@@ -111,16 +111,15 @@ class OpenAIUIStreamConverter(UIStreamConverter[StreamEvent]):
             state.finish_reason = _INCOMPLETE_REASONS.get(reason or "", "other" if reason else None)
 
     def _item(self, item: object) -> None:
+        raw = getattr(item, "raw_item", None)
+        call_id = _field(raw, "call_id")
+        if not call_id:  # nothing to pair with a tool part
+            return
         if isinstance(item, ToolCallOutputItem):
-            call_id = _field(item.raw_item, "call_id")
-            if call_id:
-                self.state.tool_result(str(call_id), item.output, is_error=self._is_tool_error(item))
+            self.state.tool_result(str(call_id), item.output, is_error=self._is_tool_error(item))
         elif isinstance(item, ToolCallItem):
-            raw = item.raw_item
-            call_id, name = _field(raw, "call_id"), _field(raw, "name")
-            if _field(raw, "type") == "function_call" and call_id and name:
+            name = _field(raw, "name")
+            if _field(raw, "type") == "function_call" and name:
                 self.state.tool_call(str(call_id), str(name), _field(raw, "arguments") or "")
         elif isinstance(item, HandoffOutputItem):
-            call_id = _field(item.raw_item, "call_id")
-            if call_id:
-                self.state.tool_result(str(call_id), {"assistant": item.target_agent.name})
+            self.state.tool_result(str(call_id), {"assistant": item.target_agent.name})

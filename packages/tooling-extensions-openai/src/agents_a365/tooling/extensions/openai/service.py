@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import weakref
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
@@ -13,7 +14,7 @@ from agents import Agent
 from agents.memory import Session
 
 from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextLike
-from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration, ToolOptions
+from agents_a365.tooling import ToolOptions
 from agents_a365.tooling.extensibility import check_limit, keyword_aliases, list_servers, unique_servers
 from agents_a365.tooling.extension_base import ExtensionServiceBase
 
@@ -50,21 +51,13 @@ class McpToolRegistrationService(ExtensionServiceBase):
     orchestrator_name = ORCHESTRATOR_NAME
     distribution = "agents-a365-tooling-extensions-openai"
 
-    def __init__(
-        self,
-        configuration_service: McpToolServerConfigurationService | None = None,
-        *,
-        configuration: ToolingConfiguration | None = None,
-        logger: logging.Logger | None = None,
-    ) -> None:
-        super().__init__(configuration_service, configuration=configuration, logger=logger)
+    @functools.cached_property
+    def _servers(self) -> weakref.WeakKeyDictionary[A365MCPServer, asyncio.Task[Any] | None]:
         # Every server this service registered and has not closed, held weakly (the agent clones carrying them
         # hold them), for cleanup_all_servers. The value: the task of the add_tool_servers_to_agent call that
         # registered it (a later registration of its clone closes it once that task is over, see _retire),
         # or None for a connected_agent block's (closed by its block).
-        self._servers: weakref.WeakKeyDictionary[A365MCPServer, asyncio.Task[Any] | None] = (
-            weakref.WeakKeyDictionary()
-        )
+        return weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:
         return f"McpToolRegistrationService({self.configuration!r}, open_servers={len(self._servers)})"
@@ -215,11 +208,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
             self.configuration_service.list_mcp_tools, configs, skip_unreachable=skip_unreachable
         )
         servers = build_servers(
-            listed,
-            own_tools=agent.tools,
-            pool=self.configuration_service.session_pool,
-            options=options,
-            tool_cache=self.configuration_service.tool_definitions,
+            listed, own_tools=agent.tools, core=self.configuration_service, options=options
         )
         if not servers:
             logger.info("no new MCP servers to add (%d discovered)", len(discovered))
