@@ -8,7 +8,8 @@ emulator, which is a test tool) by default, prints one line per package and the 
 
 A line counts when a token other than a comment, a newline or indentation starts or continues on it,
 and it is not part of a docstring (a string literal that is the first statement of a module, class or
-function). A multi-line string that is not a docstring counts all its lines. stdlib only.
+function, or an attribute docstring: one right after a simple assignment in a module, a class or ``__init__``,
+PEP 257's "additional docstrings"). A multi-line string that is not a docstring counts all its lines. stdlib only.
 """
 
 from __future__ import annotations
@@ -31,19 +32,29 @@ _LAYOUT = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tok
 _LAYOUT |= {tokenize.ENDMARKER, tokenize.ENCODING}
 
 
+def _is_text(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
+
+
 def docstring_lines(tree: ast.Module) -> set[int]:
-    """The line numbers of every module, class and function docstring (with its continuation lines)."""
+    """The line numbers of every docstring (with its continuation lines), as PEP 257 defines them: the
+    first statement of a module, class or function, and an attribute docstring (a string right after a
+    simple assignment at the top of a module or class, or in ``__init__``), which Sphinx documents too."""
     lines: set[int] = set()
     for node in ast.walk(tree):
         if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             continue
-        first = node.body[0] if node.body else None
-        if (
-            isinstance(first, ast.Expr)
-            and isinstance(first.value, ast.Constant)
-            and isinstance(first.value.value, str)
-        ):
-            lines.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+        attributes = isinstance(node, ast.Module | ast.ClassDef) or getattr(node, "name", "") == "__init__"
+        for index, statement in enumerate(node.body):
+            previous = node.body[index - 1] if index else None
+            first = index == 0
+            after_assignment = attributes and isinstance(previous, ast.Assign | ast.AnnAssign)
+            if _is_text(statement) and (first or after_assignment):
+                lines.update(range(statement.lineno, (statement.end_lineno or statement.lineno) + 1))
     return lines
 
 

@@ -34,9 +34,16 @@ import os  # a trailing comment: the line still counts
 class Thing:
     """Class docstring."""
 
+    limit = 3
+    """An attribute docstring (PEP 257): documentation, not code."""
+
     text = """a multi-line string
 that is not a docstring
 counts every line"""
+
+    def __init__(self) -> None:
+        self.size = 1
+        """An attribute docstring in __init__."""
 
     def method(self) -> str:
         """Method
@@ -50,8 +57,9 @@ async def run() -> None:
     x = 1
     "a bare string after the first statement is not a docstring"
 '''
-# Code lines: import; class; text (3 lines); def; return (3 lines); async def; x = 1; the bare string.
-EXPECTED = 1 + 1 + 3 + 1 + 3 + 1 + 1 + 1
+# Code lines: import; class; limit; text (3 lines); def __init__; self.size; def; return (3 lines); async def;
+# x = 1; the bare string (in a function other than __init__: not an attribute docstring).
+EXPECTED = 1 + 1 + 1 + 3 + 1 + 1 + 1 + 3 + 1 + 1 + 1
 
 
 def test_counts_code_without_docstrings_comments_and_blank_lines() -> None:
