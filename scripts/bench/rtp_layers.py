@@ -10,8 +10,8 @@ Each layer adds one piece to the one before, against the emulator (20 ms per RTP
   checked, body read in chunks up to the cap, the slots);
 - httpx transport: an ``httpx.Request`` through ``httpx-aiohttp``'s ``AiohttpTransport`` (its public
   ``handle_async_request``), the body read through the ``httpx.Response``;
-- ``request_bounded`` through httpx: the core's exchange through ``client.send`` (what a proxy in the environment
-  or a client of the user's takes), beside the row above rather than under the rows below;
+- ``request_bounded`` through httpx: the core's exchange through ``client.stream`` on httpx's own transport (what
+  a client of the user's, ``http_client=``, takes), beside the row above rather than under the rows below;
 - ``request_bounded``: the core's exchange as the service's own client makes it (aiohttp's API directly);
 - send loop: ``send_chat_history_request`` (slots with a queue deadline, retries, the attempt hook, the result);
 - ours: ``McpToolServerConfigurationService.send_chat_history`` (argument checks, the request body, headers,
@@ -113,7 +113,7 @@ async def main() -> None:
                         await response.aclose()
 
             through_httpx = core_client(verify=shared_ssl_context(), max_connections=slots, timeout=DEADLINE)
-            through_httpx.direct = None  # as with a proxy in the environment
+            through_httpx.direct = None  # as with a client of the user's (http_client=)
 
             async def bounded_httpx() -> None:
                 async with limit:
@@ -147,7 +147,7 @@ async def main() -> None:
                 "floor: raw aiohttp": floor,
                 "aiohttp + guarantees": guarded,
                 "httpx transport (handle_async_request)": through_transport,
-                "request_bounded through httpx (client.send)": bounded_httpx,
+                "request_bounded through httpx (http_client=)": bounded_httpx,
                 "request_bounded (aiohttp's API)": bounded,
                 "send loop (send_chat_history_request)": send_loop,
                 "ours (service.send_chat_history)": ours,
