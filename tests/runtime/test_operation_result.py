@@ -40,3 +40,18 @@ def test_operation_error_requires_an_exception() -> None:
 def test_operation_error_message_falls_back_to_the_type_name() -> None:
     assert OperationError(TimeoutError()).message == "TimeoutError"
     assert "RuntimeError" in repr(OperationError(RuntimeError("x")))
+
+
+def test_results_and_errors_are_read_only_and_errors_equal_by_their_exception() -> None:
+    boom = RuntimeError("boom")
+    assert OperationError(boom) == OperationError(boom)
+    assert hash(OperationError(boom)) == hash(OperationError(boom))
+    assert OperationError(boom) != OperationError(RuntimeError("boom"))
+    given = [OperationError(boom)]
+    result = OperationResult(False, given)
+    given.clear()
+    assert result.errors == (OperationError(boom),)
+    with pytest.raises(AttributeError):
+        result.succeeded = True  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        OperationError(boom).exception = ValueError()  # type: ignore[misc]

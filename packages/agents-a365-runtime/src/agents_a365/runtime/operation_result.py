@@ -3,57 +3,52 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar, Final
+from dataclasses import dataclass
+from typing import ClassVar
 
 __all__ = ["OperationError", "OperationResult"]
 
 
+# Frozen dataclasses: read-only fields; an error equals another wrapping the same exception (exceptions
+# compare by identity), and hashes as it does.
+@dataclass(frozen=True, slots=True, repr=False)
 class OperationError:
     """One error of a failed operation, wrapping the exception that caused it."""
 
-    __slots__ = ("_exception",)
+    exception: BaseException
 
-    def __init__(self, exception: BaseException) -> None:
-        if exception is None:
+    def __post_init__(self) -> None:
+        if self.exception is None:
             raise ValueError("exception is required")
-        if not isinstance(exception, BaseException):
+        if not isinstance(self.exception, BaseException):
             raise TypeError("exception must be an exception instance")
-        self._exception = exception
-
-    @property
-    def exception(self) -> BaseException:
-        return self._exception
 
     @property
     def message(self) -> str:
-        return str(self._exception) or type(self._exception).__name__
+        return str(self.exception) or type(self.exception).__name__
 
     def __str__(self) -> str:
         return self.message
 
     def __repr__(self) -> str:
-        return f"OperationError({type(self._exception).__name__}: {self.message!r})"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, OperationError) and other._exception is self._exception
-
-    def __hash__(self) -> int:
-        return id(self._exception)
+        return f"OperationError({type(self.exception).__name__}: {self.message!r})"
 
 
+@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class OperationResult:
     """``OperationResult.success()`` or ``OperationResult.failed(*errors)``.
 
     Successful results are one shared, immutable instance.
     """
 
-    __slots__ = ("_errors", "_succeeded")
+    succeeded: bool
+    errors: tuple[OperationError, ...] = ()
 
     _SUCCESS: ClassVar[OperationResult]
 
     def __init__(self, succeeded: bool, errors: Sequence[OperationError] = ()) -> None:
-        self._succeeded: Final = succeeded
-        self._errors: Final = tuple(errors)
+        object.__setattr__(self, "succeeded", succeeded)
+        object.__setattr__(self, "errors", tuple(errors))  # a list given stays the caller's
 
     @classmethod
     def success(cls) -> OperationResult:
@@ -64,21 +59,13 @@ class OperationResult:
         wrapped = tuple(e if isinstance(e, OperationError) else OperationError(e) for e in errors)
         return cls(False, wrapped)
 
-    @property
-    def succeeded(self) -> bool:
-        return self._succeeded
-
-    @property
-    def errors(self) -> tuple[OperationError, ...]:
-        return self._errors
-
     def __bool__(self) -> bool:
-        return self._succeeded
+        return self.succeeded
 
     def __str__(self) -> str:
-        if self._succeeded:
+        if self.succeeded:
             return "Succeeded"
-        return "Failed : " + ", ".join(e.message for e in self._errors)
+        return "Failed : " + ", ".join(e.message for e in self.errors)
 
     def __repr__(self) -> str:
         return f"OperationResult({self})"
