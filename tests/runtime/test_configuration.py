@@ -61,3 +61,20 @@ def test_a_subclass_sets_its_own_settings_through_the_public_set_overrides(
     assert (configured.timeout, configured.environment) == (1.5, "Production")
     configured.set_overrides(timeout=lambda: 2.5, environment=None)  # None keeps the earlier override
     assert (configured.timeout, configured.environment) == (2.5, "Production")
+
+
+def test_a_default_may_be_a_function_of_the_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agents_a365.runtime.settings import Setting, parse_float
+
+    class Configuration(RuntimeConfiguration):
+        timeout = Setting("TEST_TIMEOUT", 10.0, parse_float)
+        connect_timeout = Setting("TEST_CONNECT_TIMEOUT", lambda config: config.timeout / 2, parse_float)
+
+    monkeypatch.delenv("TEST_CONNECT_TIMEOUT", raising=False)
+    monkeypatch.setenv("TEST_TIMEOUT", "3")
+    configuration = Configuration()
+    assert configuration.connect_timeout == 1.5  # read at each access: follows the other setting
+    configuration.set_overrides(timeout=8.0)
+    assert configuration.connect_timeout == 4.0
+    monkeypatch.setenv("TEST_CONNECT_TIMEOUT", "1")
+    assert configuration.connect_timeout == 1.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Generic, TypeAlias, TypeVar, overload
+from typing import Any, Generic, TypeAlias, TypeVar, overload
 
 T = TypeVar("T")
 
@@ -14,9 +14,12 @@ Override: TypeAlias = T | Callable[[], T]
 
 
 class Setting(Generic[T]):
-    """A descriptor: instance override, then the first set environment variable, then default."""
+    """A descriptor: instance override, then the first set environment variable, then default (a function
+    of the configuration instance, such as another setting of it, is called with it at each read)."""
 
-    def __init__(self, env: str | tuple[str, ...], default: T, parse: Callable[[str], T]) -> None:
+    def __init__(
+        self, env: str | tuple[str, ...], default: T | Callable[[Any], T], parse: Callable[[str], T]
+    ) -> None:
         self.env = (env,) if isinstance(env, str) else env
         self.default = default
         self.parse = parse
@@ -40,7 +43,7 @@ class Setting(Generic[T]):
             raw = os.environ.get(name)
             if raw is not None and raw.strip():
                 return self.parse(raw)
-        return self.default
+        return self.default(instance) if callable(self.default) else self.default
 
 
 def parse_str(value: str) -> str:

@@ -76,7 +76,9 @@ class ToolingConfiguration(RuntimeConfiguration):
     mcp_platform_authentication_scope = Setting(
         "MCP_PLATFORM_AUTHENTICATION_SCOPE", DEFAULT_PLATFORM_SCOPE, parse_str
     )
-    _use_tooling_manifest = Setting[bool | None]("A365_USE_TOOLING_MANIFEST", None, parse_bool)
+    use_tooling_manifest = Setting[bool](
+        "A365_USE_TOOLING_MANIFEST", lambda config: config.is_development, parse_bool
+    )
     manifest_path = Setting[Path](
         "A365_TOOLING_MANIFEST", Path(MANIFEST_FILE_NAME), lambda v: Path(v.strip())
     )
@@ -92,7 +94,9 @@ class ToolingConfiguration(RuntimeConfiguration):
     chat_history_concurrency = Setting("A365_CHAT_HISTORY_CONCURRENCY", 64, int)
     chat_history_queue_timeout = Setting("A365_CHAT_HISTORY_QUEUE_TIMEOUT", 120.0, parse_float)
     chat_history_drain_timeout = Setting("A365_CHAT_HISTORY_DRAIN_TIMEOUT", 10.0, parse_float)
-    _token_exchange_timeout = Setting[float | None]("A365_TOKEN_EXCHANGE_TIMEOUT", None, parse_float)
+    token_exchange_timeout = Setting[float](
+        "A365_TOKEN_EXCHANGE_TIMEOUT", lambda config: config.request_timeout, parse_float
+    )
     max_gateway_response_bytes = Setting("A365_MAX_GATEWAY_RESPONSE_BYTES", 4 * 1024 * 1024, int)
     max_rtp_response_bytes = Setting("A365_MAX_RTP_RESPONSE_BYTES", 8 * 1024, int)
     max_mcp_response_bytes = Setting("A365_MAX_MCP_RESPONSE_BYTES", 16 * 1024 * 1024, int)
@@ -129,28 +133,14 @@ class ToolingConfiguration(RuntimeConfiguration):
         cluster_category: Override[str] | None = None,
         environment: Override[str] | None = None,
     ) -> None:
-        # Each argument overrides the setting of its name (the two settings whose property adds a default
-        # are stored under a leading underscore).
+        # Each argument overrides the setting of its name.
         overrides = {name: value for name, value in locals().items() if name not in {"self", "__class__"}}
         super().__init__(
             cluster_category=overrides.pop("cluster_category"), environment=overrides.pop("environment")
         )
-        overrides["_use_tooling_manifest"] = overrides.pop("use_tooling_manifest")
-        overrides["_token_exchange_timeout"] = overrides.pop("token_exchange_timeout")
         if isinstance(manifest_path, str):
             overrides["manifest_path"] = Path(manifest_path)
         self.set_overrides(**overrides)
-
-    @property
-    def use_tooling_manifest(self) -> bool:
-        explicit = self._use_tooling_manifest
-        return self.is_development if explicit is None else explicit
-
-    @property
-    def token_exchange_timeout(self) -> float:
-        """Seconds one token exchange may take; ``request_timeout`` unless set."""
-        explicit = self._token_exchange_timeout
-        return self.request_timeout if explicit is None else explicit
 
     @property
     def platform_audience(self) -> str:
