@@ -51,12 +51,10 @@ class Discovery(ServicePart):
     def __init__(self, shared: Shared) -> None:
         super().__init__(shared)
         self.tokens = Tokens(shared)
-        self.entries: AsyncTTLCache[tuple[MCPServerConfig, ...]] = AsyncTTLCache(
-            lambda: shared.configuration.cache_max_entries, shared.clock
-        )
+        self.entries: AsyncTTLCache[tuple[MCPServerConfig, ...]] = shared.cache()
 
     def clear(self) -> None:
-        self.tokens.clear()
+        self.tokens.cache.clear()
         self.entries.clear()
 
     async def list_tool_servers(

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import httpx
 
+from ._cache import AsyncTTLCache
 from .configuration import ToolingConfiguration
 
 
@@ -18,6 +19,10 @@ class Shared(NamedTuple):
     client: Callable[[], httpx.AsyncClient]
     """The HTTP client of the running event loop (the service makes one per loop)."""
 
+    def cache(self) -> AsyncTTLCache[Any]:
+        """A cache of at most ``cache_max_entries`` (read at each store) on the service's clock."""
+        return AsyncTTLCache(lambda: self.configuration.cache_max_entries, self.clock)
+
 
 class ServicePart:
     """A part of :class:`McpToolServerConfigurationService`, given what it needs."""
@@ -25,7 +30,6 @@ class ServicePart:
     def __init__(self, shared: Shared) -> None:
         self.shared = shared
         self.configuration = shared.configuration
-        self.clock = shared.clock
 
     @property
     def http_client(self) -> httpx.AsyncClient:

@@ -52,12 +52,7 @@ class Tokens(ServicePart):
 
     def __init__(self, shared: Shared) -> None:
         super().__init__(shared)
-        self.cache: AsyncTTLCache[str] = AsyncTTLCache(
-            lambda: shared.configuration.cache_max_entries, shared.clock
-        )
-
-    def clear(self) -> None:
-        self.cache.clear()
+        self.cache: AsyncTTLCache[str] = shared.cache()
 
     async def exchange(
         self,

@@ -8,12 +8,13 @@ from urllib.parse import quote, urlsplit
 
 from .errors import ToolServerConfigurationError
 
-# Names end up in URL paths: letters, digits and . _ - only, never "." or "..".
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+# Server names and agent ids end up in URL paths: letters, digits and . _ - only, never "." or ".." (the first
+# character is a letter or digit).
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def validate_server_name(name: str) -> str:
-    if not _NAME.fullmatch(name) or set(name) <= {"."}:
+    if not NAME.fullmatch(name):
         raise ToolServerConfigurationError(
             f"invalid MCP server name {name!r}: use 1-128 letters, digits, '.', '_' or '-'"
         )

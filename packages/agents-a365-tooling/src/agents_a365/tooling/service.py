@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import Callable, Sequence
 from types import TracebackType
@@ -28,7 +27,7 @@ from ._threat_protection import ThreatProtection
 from ._transport import core_client
 from ._turn import read_turn
 from ._turn_guard import enter_turn
-from ._urls import validate_token_url
+from ._urls import NAME, validate_token_url
 from .configuration import ToolingConfiguration
 from .mcp_http import shared_ssl_context
 from .models import ChatHistoryMessage, MCPServerConfig, ToolOptions
@@ -47,7 +46,6 @@ _MICROSOFT_ORDER = (
     "auth_handler_name",
     "turn_context",
 )
-_AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 class McpToolServerConfigurationService:
@@ -205,7 +203,7 @@ class McpToolServerConfigurationService:
                 raise TypeError(f"list_tool_servers() got two values for {name!r}")
             given[name] = value
         app_id = given.pop("agentic_app_id") or None
-        if app_id is not None and not (isinstance(app_id, str) and _AGENT_ID.fullmatch(app_id)):
+        if app_id is not None and not (isinstance(app_id, str) and NAME.fullmatch(app_id)):
             raise ValueError("agentic_app_id must be an agent id: 1-128 letters, digits, '.', '_' or '-'")
         if given["turn_context"] is None:
             raise ValueError(
