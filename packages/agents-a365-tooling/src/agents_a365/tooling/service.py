@@ -187,14 +187,7 @@ class McpToolServerConfigurationService:
         the platform scope (exchanged when ``auth_token`` is not given), discovery through
         the tooling gateway, then one token per distinct V2 scope, exchanged concurrently.
         """
-        given: dict[str, Any] = {
-            "turn_context": turn_context,
-            "authorization": authorization,
-            "auth_handler_name": auth_handler_name,
-            "auth_token": auth_token,
-            "options": options,
-            "agentic_app_id": agentic_app_id,
-        }
+        given = {name: value for name, value in locals().items() if name not in {"self", "args"}}  # the keywords
         order = _MICROSOFT_ORDER if args and isinstance(args[0], str) else _ORDER
         if len(args) > len(order):
             raise TypeError(f"list_tool_servers() takes at most {len(order)} positional arguments")
