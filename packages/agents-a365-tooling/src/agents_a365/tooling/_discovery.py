@@ -173,9 +173,7 @@ class Discovery(ServicePart):
     def _to_server(self, entry: ToolingManifestEntry) -> MCPServerConfig:
         name = validate_server_name(entry.name or "")  # URL-safe: letters, digits, '.', '_', '-'
         url = entry.url or f"{self.configuration.mcp_platform_endpoint}/agents/servers/{name}/"
-        validate_token_url(
-            url, allow_insecure_http=self.configuration.allow_insecure_http, what=f"MCP server {name!r}"
-        )
+        validate_token_url(url, f"MCP server {name!r}", self.configuration)
         return MCPServerConfig(
             mcp_server_name=name,
             mcp_server_unique_name=entry.mcp_server_unique_name or name,  # as Microsoft's SDK
@@ -190,7 +188,7 @@ class Discovery(ServicePart):
     ) -> tuple[MCPServerConfig, ...]:
         cfg = self.configuration
         url = f"{cfg.mcp_platform_endpoint}/agents/v2/{path_segment(agent_id)}/mcpServers"
-        validate_token_url(url, allow_insecure_http=cfg.allow_insecure_http, what="tooling gateway")
+        validate_token_url(url, "tooling gateway", cfg)
         source = f"tooling gateway {url}"
 
         def failure(reason: str, status_code: int | None = None) -> ToolServerDiscoveryError:

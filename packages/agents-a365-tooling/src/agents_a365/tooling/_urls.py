@@ -6,6 +6,7 @@ import ipaddress
 import re
 from urllib.parse import quote, urlsplit
 
+from .configuration import ToolingConfiguration
 from .errors import ToolServerConfigurationError
 
 # Server names and agent ids end up in URL paths: letters, digits and . _ - only, never "." or ".." (the first
@@ -37,8 +38,9 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
-def validate_token_url(url: str, *, allow_insecure_http: bool, what: str) -> str:
-    """Refuse URLs that would send a token in clear text or to a malformed host."""
+def validate_token_url(url: str, what: str, configuration: ToolingConfiguration) -> None:
+    """Refuse URLs that would send a token in clear text (unless ``allow_insecure_http``) or to a malformed
+    host."""
     try:
         parts = urlsplit(url)
         host = parts.hostname
@@ -48,9 +50,8 @@ def validate_token_url(url: str, *, allow_insecure_http: bool, what: str) -> str
         raise ToolServerConfigurationError(f"{what}: URL must be https://host/..., got {url!r}")
     if parts.username or parts.password:
         raise ToolServerConfigurationError(f"{what}: URL must not contain credentials")
-    if parts.scheme == "http" and not allow_insecure_http and not is_loopback_host(host):
+    if parts.scheme == "http" and not configuration.allow_insecure_http and not is_loopback_host(host):
         raise ToolServerConfigurationError(
             f"{what}: refusing to send a token over plain http to {host}; use https "
             "(or set A365_ALLOW_INSECURE_HTTP=true for development)"
         )
-    return url

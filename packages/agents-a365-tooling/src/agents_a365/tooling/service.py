@@ -187,7 +187,9 @@ class McpToolServerConfigurationService:
         the platform scope (exchanged when ``auth_token`` is not given), discovery through
         the tooling gateway, then one token per distinct V2 scope, exchanged concurrently.
         """
-        given = {name: value for name, value in locals().items() if name not in {"self", "args"}}  # the keywords
+        given = {
+            name: value for name, value in locals().items() if name not in {"self", "args"}
+        }  # the keywords
         order = _MICROSOFT_ORDER if args and isinstance(args[0], str) else _ORDER
         if len(args) > len(order):
             raise TypeError(f"list_tool_servers() takes at most {len(order)} positional arguments")
@@ -241,11 +243,7 @@ class McpToolServerConfigurationService:
             raise ValueError("server_name is required")
         if server_config is None:
             raise ValueError("server_config is required")
-        validate_token_url(
-            server_config.url,
-            allow_insecure_http=self.configuration.allow_insecure_http,
-            what=f"MCP server {server_name!r}",
-        )
+        validate_token_url(server_config.url, f"MCP server {server_name!r}", self.configuration)
         pool = self.session_pool
         # One CLIENT span ``tools/list`` per listing (server, address, tool count, outcome).
         with mcp_session_span(server_name, str(server_config.url), method="tools/list") as span:
