@@ -187,9 +187,8 @@ class McpToolServerConfigurationService:
         the platform scope (exchanged when ``auth_token`` is not given), discovery through
         the tooling gateway, then one token per distinct V2 scope, exchanged concurrently.
         """
-        given = {
-            name: value for name, value in locals().items() if name not in {"self", "args"}
-        }  # the keywords
+        # The keyword arguments (all of them: locals() holds nothing else yet), then the positional ones.
+        given = {name: value for name, value in locals().items() if name not in {"self", "args"}}
         order = _MICROSOFT_ORDER if args and isinstance(args[0], str) else _ORDER
         if len(args) > len(order):
             raise TypeError(f"list_tool_servers() takes at most {len(order)} positional arguments")
