@@ -61,3 +61,9 @@ def test_per_tenant_callable_overrides() -> None:
 def test_scope_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MCP_PLATFORM_AUTHENTICATION_SCOPE", "api://custom/.default")
     assert ToolingConfiguration().platform_audience == "api://custom"
+
+
+def test_a_manifest_path_given_as_text_is_a_path() -> None:
+    configured = ToolingConfiguration(manifest_path="agents/ToolingManifest.json", environment="Production")
+    assert configured.manifest_path == Path("agents/ToolingManifest.json")
+    assert configured.environment == "Production"  # runtime's settings are arguments like the others

@@ -133,13 +133,10 @@ class ToolingConfiguration(RuntimeConfiguration):
         cluster_category: Override[str] | None = None,
         environment: Override[str] | None = None,
     ) -> None:
-        # Each argument overrides the setting of its name.
+        # Each argument overrides the setting of its name (runtime's two included); a text value is parsed
+        # as the environment's is (a manifest_path given as a str becomes a Path).
         overrides = {name: value for name, value in locals().items() if name not in {"self", "__class__"}}
-        super().__init__(
-            cluster_category=overrides.pop("cluster_category"), environment=overrides.pop("environment")
-        )
-        if isinstance(manifest_path, str):
-            overrides["manifest_path"] = Path(manifest_path)
+        super().__init__()
         self.set_overrides(**overrides)
 
     @property
