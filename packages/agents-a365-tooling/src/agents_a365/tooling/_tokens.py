@@ -63,19 +63,15 @@ class Tokens(ServicePart):
         servers: tuple[str, ...],
     ) -> str:
         what = ", ".join(servers)
-        if authorization is None or not auth_handler_name:
-            with token_exchange_span(scope, servers):  # a failed exchange
-                raise TokenAcquisitionError(
-                    f"a token for scope {scope!r} ({what}) is needed but no authorization and "
-                    "auth_handler_name were given",
-                    scope=scope,
-                    servers=servers,
-                )
 
         def failure(reason: str) -> TokenAcquisitionError:
             return TokenAcquisitionError(
                 f"token exchange for scope {scope!r} ({what}) {reason}", scope=scope, servers=servers
             )
+
+        if authorization is None or not auth_handler_name:
+            with token_exchange_span(scope, servers):  # a failed exchange
+                raise failure("cannot run: no authorization and auth_handler_name were given")
 
         key = turn.key
         cache_key = None if key is None else ("token", key, auth_handler_name, scope)
