@@ -174,14 +174,10 @@ class Discovery(ServicePart):
         name = validate_server_name(entry.name or "")  # URL-safe: letters, digits, '.', '_', '-'
         url = entry.url or f"{self.configuration.mcp_platform_endpoint}/agents/servers/{name}/"
         validate_token_url(url, f"MCP server {name!r}", self.configuration)
-        return MCPServerConfig(
-            mcp_server_name=name,
-            mcp_server_unique_name=entry.mcp_server_unique_name or name,  # as Microsoft's SDK
-            url=url,
-            audience=entry.audience,
-            scope=entry.scope,
-            publisher=entry.publisher,
-        )
+        # The entry's fields are the server's (audience, scope, publisher), with its name and URL resolved.
+        fields = {**entry.model_dump(), "mcp_server_name": name, "url": url}
+        fields["mcp_server_unique_name"] = entry.mcp_server_unique_name or name  # as Microsoft's SDK
+        return MCPServerConfig(**fields)
 
     async def _discover(
         self, auth_token: str, agent_id: str, key: TurnKey | None, headers: _Headers
