@@ -16,18 +16,15 @@ from .models import ToolingManifestEntry
 logger = logging.getLogger(__name__)
 
 
-def entries_stepwise(
-    data: Any, *, source: str, endpoint: str | None = None
-) -> Steps[list[ToolingManifestEntry]]:
+def entries_stepwise(data: Any, *, source: str, endpoint: str) -> Steps[list[ToolingManifestEntry]]:
     """The entries of ``{"mcpServers": [...]}`` or a bare list, one per step (a gateway answer may hold
     thousands); entries that are not objects or have no name are skipped with a warning. ``endpoint``
-    (default ``source``) is the error's ``endpoint``.
+    is the error's ``endpoint``.
 
     Identical repeats collapse into one; two different servers under one name are an error: the name keys
     a server's tools, token and cache entry in both extensions, so keeping either one silently would serve
     one server's tools under the other's URL.
     """
-    endpoint = source if endpoint is None else endpoint
     if isinstance(data, dict) and isinstance(data.get("mcpServers"), list):
         items = data["mcpServers"]
     elif isinstance(data, list):
@@ -102,4 +99,4 @@ def read_manifest(path: Path, *, required: bool = False) -> list[ToolingManifest
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ToolServerDiscoveryError(f"{path} is not valid JSON: {exc}", endpoint=str(path)) from exc
-    return run(entries_stepwise(data, source=str(path)))
+    return run(entries_stepwise(data, source=str(path), endpoint=str(path)))

@@ -243,10 +243,9 @@ class McpToolServerConfigurationService:
         if server_config is None:
             raise ValueError("server_config is required")
         validate_token_url(server_config.url, f"MCP server {server_name!r}", self.configuration)
-        pool = self.session_pool
         # One CLIENT span ``tools/list`` per listing (server, address, tool count, outcome).
         with mcp_session_span(server_name, str(server_config.url), method="tools/list") as span:
-            tools = await pool.list_tools(server_config)
+            tools = await self.session_pool.list_tools(server_config)
             span.set("a365.mcp.tool_count", len(tools))
         return tools
 
