@@ -60,7 +60,11 @@ async def test_manifest_entries_with_default_urls_and_env_tokens(
     assert mail.url == "https://platform.test/agents/servers/mailTools/"
     assert mail.headers["Authorization"] == "Bearer mail-token"
     assert calendar.url == "https://cal.test/mcp"
-    assert (calendar.audience, calendar.scope, calendar.publisher) == ("api://cal", "Calendars.Read", "Contoso")
+    assert (calendar.audience, calendar.scope, calendar.publisher) == (
+        "api://cal",
+        "Calendars.Read",
+        "Contoso",
+    )
     assert calendar.mcp_server_unique_name == calendar.mcp_server_name == "calendar"
     assert calendar.headers["Authorization"] == "Bearer shared-token"
     assert "BEARER_TOKEN_CALENDAR is not set" in caplog.text
