@@ -7,7 +7,6 @@ values, never for an authorization decision. Token texts never appear in the err
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 import time
 from typing import Any
@@ -56,7 +55,7 @@ def decode_token_payload(token: str) -> dict[str, Any]:
     try:
         raw = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
         claims = json.loads(raw)
-    except (binascii.Error, ValueError) as exc:
+    except ValueError as exc:  # binascii.Error, JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise TokenPayloadError("token payload is not base64url-encoded JSON") from exc
     if not isinstance(claims, dict):
         raise TokenPayloadError("token payload is not a JSON object")
