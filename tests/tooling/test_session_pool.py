@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from agents_a365.emulator import Emulator, EmulatorConfig, Fault
-from agents_a365.tooling import MCPServerConfig, McpServerConnectionError
+from agents_a365.tooling import MCPServerConfig, McpServerConnectionError, _sessions
 from agents_a365.tooling.extensibility import McpSessionPool
 from support.clock import FakeClock
-from support.hostile_server import HostileServer, Request
+from support.hostile_server import HostileServer, Request, behaviours
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 
@@ -175,6 +175,24 @@ async def test_structured_results_are_checked_against_the_definitions_schema_wit
                     await pool.call_tool(target, "count", {}, output_schema=SCHEMA)
     methods = [json.loads(r.body).get("method") for r in server.requests if r.method == "POST"]
     assert "tools/list" not in methods  # the schema came from the cached definition
+
+
+async def test_closing_the_pool_fails_a_call_still_connecting_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The server never answers ``initialize``: the caller holds the session, so only the pool's close ends it,
+    # at once (not after the grace period a session that is open gets to finish its calls).
+    monkeypatch.setattr(_sessions, "_CLOSE_TIMEOUT", 3600.0)
+    async with HostileServer() as server:
+        server.route("/mcp", behaviours.hold())
+        pool = McpSessionPool(timeout=0)  # no deadline: nothing but the close can end the call
+        target = MCPServerConfig(mcp_server_name="s", url=f"{server.base_url}/mcp")
+        call = asyncio.create_task(pool.call_tool(target, "count", {}))
+        async with asyncio.timeout(10):
+            await server.wait_for_requests()
+            await pool.aclose()
+            with pytest.raises(McpServerConnectionError, match="closed while connecting"):
+                await call
 
 
 @pytest.mark.parametrize("bad", [{"timeout": -1}, {"idle_timeout": True}, {"max_sessions": -1}])

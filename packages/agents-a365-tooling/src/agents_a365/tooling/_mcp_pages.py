@@ -17,6 +17,7 @@ from mcp.types import Tool
 
 from ._stepwise import Steps, json_value, mapped, run_cooperatively
 from ._tool_names import usable_tools
+from .models import MCPServerConfig
 
 __all__ = ["MAX_LIST_PAGES", "SessionGone", "list_tool_pages"]
 
@@ -81,12 +82,7 @@ async def _request(
 
 
 async def list_tool_pages(
-    client: Any,
-    url: str,
-    headers: dict[str, str],
-    *,
-    max_pages: int = MAX_LIST_PAGES,
-    server_name: str | None = None,
+    client: Any, server: MCPServerConfig, headers: dict[str, str], *, max_pages: int = MAX_LIST_PAGES
 ) -> list[Tool]:
     """Every tool, page after page (``headers`` carry the session id and protocol version)."""
     headers = {**headers, "accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -95,7 +91,7 @@ async def list_tool_pages(
     for number in range(1, max_pages + 1):
         params = {"cursor": cursor} if cursor else {}
         message = {"jsonrpc": "2.0", "id": f"a365-list-{number}", "method": "tools/list", "params": params}
-        page, cursor = await _request(client, url, headers, message, server_name or url)
+        page, cursor = await _request(client, server.url, headers, message, server.mcp_server_name)
         tools.extend(page)
         if cursor is None:
             return tools

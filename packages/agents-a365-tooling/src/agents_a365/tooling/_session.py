@@ -10,6 +10,7 @@ import logging
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mcp import ClientSession, types
@@ -35,51 +36,36 @@ Key = tuple[str, frozenset[tuple[str, str]]]
 _CLIENT_INFO = types.Implementation(name=TOOLING_DISTRIBUTION, version=get_sdk_version(TOOLING_DISTRIBUTION))
 
 
+@dataclass(eq=False, slots=True)
 class Session:
     """One pooled session: its users, its end, and the task that holds it (see :class:`McpSessionPool`)."""
 
-    __slots__ = (
-        "called",
-        "client",
-        "ended",
-        "expires_at",
-        "failure",
-        "holder",
-        "key",
-        "last_used",
-        "ready",
-        "retired",
-        "stop",
-        "users",
-        "wire",
+    key: Key
+    last_used: float
+    expires_at: float
+    users: int = 0
+    retired: bool = False
+    failure: str | None = None  # why the session ended under its users (an over-cap answer)
+    ended: str | None = None  # why it ended once open (for the message only: not a failure)
+    called: bool = False  # served more than tools/list: kept over the sessions that only listed
+    client: Any = None  # the session's HTTP client, and the headers naming the session on it
+    wire: Callable[[], dict[str, str]] = dict
+    ready: asyncio.Future[ClientSession] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
     )
-
-    def __init__(self, key: Key, now: float, expires_at: float) -> None:
-        self.key = key
-        self.ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
-        self.stop = asyncio.Event()
-        self.holder: asyncio.Task[None] | None = None
-        self.users = 0
-        self.last_used = now
-        self.expires_at = expires_at
-        self.retired = False
-        self.failure: str | None = None  # why the session ended under its users (an over-cap answer)
-        self.ended: str | None = None  # why it ended once open (for the message only: not a failure)
-        self.called = False  # served more than tools/list: kept over the sessions that only listed
-        self.client: Any = None  # the session's HTTP client, and the headers naming the session on it
-        self.wire: Callable[[], dict[str, str]] = dict
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    holder: asyncio.Task[None] = field(init=False)  # the pool starts it with the session
 
     async def hold(self, server: MCPServerConfig, pool: McpSessionPool, transport: SharedTransport) -> None:
         """Open the session, serve it until told to stop (or until it fails), close it: all in this task."""
-        entry = self
         name = server.mcp_server_name
 
         async def on_message(message: object) -> None:
             # mcp hands the session what its transport could not read (an answer that is not JSON-RPC)
             # and then never answers the request: end the session, so its requests fail now.
-            if isinstance(message, ValueError) and entry.holder is not None:  # pydantic's, json's
-                entry.failure = f"the server's answer is not JSON-RPC ({type(message).__name__})"
-                entry.holder.cancel()
+            if isinstance(message, ValueError):  # pydantic's, json's
+                self.failure = f"the server's answer is not JSON-RPC ({type(message).__name__})"
+                self.holder.cancel()
 
         try:
             async with contextlib.AsyncExitStack() as stack:
@@ -98,15 +84,15 @@ class Session:
                 version = str(
                     getattr(hello, "protocolVersion", None) or getattr(hello, "protocol_version", "")
                 )
-                entry.client = client
-                entry.wire = lambda: {
+                self.client = client
+                self.wire = lambda: {
                     "mcp-protocol-version": version,
                     **({"mcp-session-id": client.mcp_session_id} if client.mcp_session_id else {}),
                 }
                 pool.opened += 1
                 logger.debug("MCP session %r opened", name)
-                entry.ready.set_result(session)
-                await entry.stop.wait()
+                self.ready.set_result(session)
+                await self.stop.wait()
                 for _ in range(50):  # a POST still on its way is not cut off (at most 0.5 s)
                     if not client.posts:
                         break
@@ -114,32 +100,31 @@ class Session:
             logger.debug("MCP session %r closed", name)
         except BaseException as exc:  # the holder's end: nothing propagates out of the task
             if isinstance(leaf(exc), McpResponseTooLarge):
-                entry.failure = str(leaf(exc))
-            text = entry.failure or describe(exc)
+                self.failure = str(leaf(exc))
+            text = self.failure or describe(exc)
             if isinstance(exc, asyncio.CancelledError) and pool.closed:
                 text = "the session pool was closed while connecting"
-            if not entry.ready.done():
+            if not self.ready.done():
                 # A connection dropped on the wire (a reused keep-alive connection the server closed):
                 # worth one new session; anything else fails the callers now.
                 retry = is_dropped_connection(leaf(exc))
-                entry.ready.set_exception(SessionGone(text) if retry else failed(server, text))
+                self.ready.set_exception(SessionGone(text) if retry else failed(server, text))
             elif not isinstance(exc, asyncio.CancelledError):
-                entry.ended = text  # why, for the requests it ended under (an HTTP 503 on a call)
+                self.ended = text  # why, for the requests it ended under (an HTTP 503 on a call)
                 logger.debug("MCP session %r ended: %s", name, text)
         finally:
-            pool._retire(entry)
-            if entry.ready.done() and not entry.ready.cancelled():
-                entry.ready.exception()  # retrieved: no "never retrieved" warning
+            pool._retire(self)
+            if self.ready.done() and not self.ready.cancelled():
+                self.ready.exception()  # retrieved: no "never retrieved" warning
 
 
 def token_lifetime(headers: dict[str, str], skew: float) -> float:
     """Seconds the bearer token stays valid, minus ``skew`` (``inf`` for opaque or exp-less tokens)."""
     value = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
-    token = value.split(" ", 1)[-1].strip()
-    try:
-        exp = decode_token_payload(token).get("exp") if token else None
+    try:  # an empty or opaque token: a ValueError
+        exp = decode_token_payload(value.split(" ", 1)[-1]).get("exp")
     except ValueError:
-        exp = None
+        return math.inf
     if not isinstance(exp, int | float) or isinstance(exp, bool):
         return math.inf
     return float(exp) - time.time() - skew

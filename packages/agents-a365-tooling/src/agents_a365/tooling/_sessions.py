@@ -86,7 +86,8 @@ class McpSessionPool:
         self._entries: dict[Key, Session] = {}
         self._holders: set[asyncio.Task[None]] = set()
         self._timer: asyncio.TimerHandle | None = None
-        self._shared_transport: Any = None
+        # One connection pool under every session (each request carries its own session's headers).
+        self._transport = SharedTransport()
         self._closed = False
         self._due, self._due_idle = -math.inf, self.idle_timeout  # when prune() next has work, for which idle
         self.opened = 0  # sessions opened so far
@@ -142,7 +143,7 @@ class McpSessionPool:
             raise ValueError("max_pages must be a positive integer")
 
         async def listing(entry: Session) -> list[types.Tool]:
-            return await list_tool_pages(entry.client, server.url, entry.wire(), max_pages=max_pages)
+            return await list_tool_pages(entry.client, server, entry.wire(), max_pages=max_pages)
 
         return await self._run(server, listing, idempotent=True)
 
@@ -191,7 +192,7 @@ class McpSessionPool:
         try:
             await asyncio.shield(entry.ready)  # shared connect: one cancelled caller keeps it going
             holder = entry.holder
-            if holder is None or holder.done():
+            if holder.done():
                 raise SessionGone("the session had ended")
             # The request races the session's end: a transport that fails (a dropped connection, an
             # over-cap answer) ends the holder, and mcp then never answers the requests in flight.
@@ -241,18 +242,14 @@ class McpSessionPool:
             if len(self._entries) >= max(self.max_sessions, 1):
                 self._evict_one()  # all in use: this one goes over the bound until a session is idle
             now = self._clock()
-            entry = Session(key, now, now + token_lifetime(dict(server.headers), self.token_expiry_skew))
+            entry = Session(key, now, now + token_lifetime(server.headers, self.token_expiry_skew))
             self._entries[key] = entry
             self._due = min(self._due, entry.expires_at)
-            # One connection pool under every session (each request carries its own session's headers).
-            self._shared_transport = self._shared_transport or SharedTransport()
-            holder = asyncio.get_running_loop().create_task(
-                entry.hold(server, self, self._shared_transport),
-                name=f"{self._name}-{server.mcp_server_name}",
+            entry.holder = asyncio.get_running_loop().create_task(
+                entry.hold(server, self, self._transport), name=f"{self._name}-{server.mcp_server_name}"
             )
-            entry.holder = holder
-            self._holders.add(holder)
-            holder.add_done_callback(self._holders.discard)
+            self._holders.add(entry.holder)
+            entry.holder.add_done_callback(self._holders.discard)
         entry.users += 1
         return entry
 
@@ -271,10 +268,10 @@ class McpSessionPool:
         entry.retired = True  # no new user gets it; its session closes when its last user returns
         if self._entries.get(entry.key) is entry:
             del self._entries[entry.key]
-        if entry.users == 0:
+        if not entry.ready.done() and (entry.users == 0 or self._closed):
+            entry.holder.cancel()  # connecting for nobody, or the pool closes: its callers fail now
+        elif entry.users == 0:
             entry.stop.set()
-            if not entry.ready.done() and entry.holder is not None:
-                entry.holder.cancel()  # connecting for nobody
 
     def _evict_one(self) -> bool:
         idle = [e for e in self._entries.values() if e.users == 0]
@@ -317,13 +314,9 @@ class McpSessionPool:
             self._timer.cancel()
         for entry in list(self._entries.values()):
             self._retire(entry)
-            if not entry.ready.done() and entry.holder is not None:
-                entry.holder.cancel()  # still connecting: nothing to close politely, its callers fail now
         if self._holders:
             _, pending = await asyncio.wait(list(self._holders), timeout=_CLOSE_TIMEOUT)
             for holder in pending:
                 holder.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
-        transport, self._shared_transport = self._shared_transport, None
-        if transport is not None:
-            await transport.close()
+        await self._transport.close()
