@@ -64,6 +64,20 @@ async def test_a_new_session_pool_loads_no_ca_bundle(
     assert loads == []
 
 
+async def test_listing_requests_carry_the_session_id_and_protocol_version_mcp_sends(
+    emulator: Emulator,
+) -> None:
+    async with McpSessionPool(timeout=10) as pool:
+        assert await pool.list_tools(_mail(emulator))
+    requests = emulator.requests_for("mcp", server="mail")
+    initialized = next(r for r in requests if r.jsonrpc_method == "notifications/initialized")
+    listings = [r for r in requests if r.jsonrpc_method == "tools/list"]
+    assert listings
+    for name in ("mcp-session-id", "mcp-protocol-version"):
+        assert initialized.headers.get(name)
+        assert {r.headers.get(name) for r in listings} == {initialized.headers[name]}
+
+
 async def test_concurrent_calls_share_one_session(emulator: Emulator) -> None:
     emulator.faults.set("mcp:mail", Fault(hold_until_concurrent=5, mcp_method="tools/call", times=5))
     mail = _mail(emulator)

@@ -60,10 +60,11 @@ def _page(
     return None
 
 
-async def _request(
-    client: Any, url: str, headers: dict[str, str], message: dict[str, Any], server_name: str
-) -> Any:
-    async with client.stream("POST", url, json=message, headers=headers) as response:
+async def _request(client: Any, server: MCPServerConfig, message: dict[str, Any]) -> Any:
+    headers = {"accept": "application/json, text/event-stream"}  # the client's carry the protocol version
+    if client.mcp_session_id:
+        headers["mcp-session-id"] = client.mcp_session_id
+    async with client.stream("POST", server.url, json=message, headers=headers) as response:
         if response.status_code == 404:
             raise SessionGone("tools/list: HTTP 404 (the server ended the session)")
         if not 200 <= response.status_code < 300:  # redirects too: never followed with the token
@@ -71,27 +72,28 @@ async def _request(
         if response.headers.get("content-type", "").startswith("text/event-stream"):
             async for event in EventSource(response).aiter_sse():  # the answer may come before the end
                 if event.event == "message" and event.data:
-                    page = await run_cooperatively(_page(event.data, message["id"], server_name))
+                    page = await run_cooperatively(_page(event.data, message["id"], server.mcp_server_name))
                     if page is not None:
                         return page
         else:
-            page = await run_cooperatively(_page(await response.aread(), message["id"], server_name))
+            page = await run_cooperatively(
+                _page(await response.aread(), message["id"], server.mcp_server_name)
+            )
             if page is not None:
                 return page
     raise ListingError("tools/list: the server sent no answer")
 
 
 async def list_tool_pages(
-    client: Any, server: MCPServerConfig, headers: dict[str, str], *, max_pages: int = MAX_LIST_PAGES
+    client: Any, server: MCPServerConfig, *, max_pages: int = MAX_LIST_PAGES
 ) -> list[Tool]:
-    """Every tool, page after page (``headers`` carry the session id and protocol version)."""
-    headers = {**headers, "accept": "application/json, text/event-stream", "content-type": "application/json"}
+    """Every tool, page after page, on the open session's HTTP client ``client``."""
     tools: list[Tool] = []
     cursor: str | None = None
     for number in range(1, max_pages + 1):
         params = {"cursor": cursor} if cursor else {}
         message = {"jsonrpc": "2.0", "id": f"a365-list-{number}", "method": "tools/list", "params": params}
-        page, cursor = await _request(client, server.url, headers, message, server.mcp_server_name)
+        page, cursor = await _request(client, server, message)
         tools.extend(page)
         if cursor is None:
             return tools

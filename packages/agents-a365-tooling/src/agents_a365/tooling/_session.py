@@ -9,7 +9,6 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -48,8 +47,7 @@ class Session:
     failure: str | None = None  # why the session ended under its users (an over-cap answer)
     ended: str | None = None  # why it ended once open (for the message only: not a failure)
     called: bool = False  # served more than tools/list: kept over the sessions that only listed
-    client: Any = None  # the session's HTTP client, and the headers naming the session on it
-    wire: Callable[[], dict[str, str]] = dict
+    client: Any = None  # the session's HTTP client (our tools/list requests go out on it)
     ready: asyncio.Future[ClientSession] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
@@ -81,14 +79,9 @@ class Session:
                     )
                     with mcp_session_span(name, server.url):  # the handshake, in the first caller's trace
                         hello = await session.initialize()
-                version = str(
-                    getattr(hello, "protocolVersion", None) or getattr(hello, "protocol_version", "")
-                )
+                version = getattr(hello, "protocolVersion", None) or getattr(hello, "protocol_version", "")
+                client.headers["mcp-protocol-version"] = str(version)  # what mcp's requests carry too
                 self.client = client
-                self.wire = lambda: {
-                    "mcp-protocol-version": version,
-                    **({"mcp-session-id": client.mcp_session_id} if client.mcp_session_id else {}),
-                }
                 pool.opened += 1
                 logger.debug("MCP session %r opened", name)
                 self.ready.set_result(session)

@@ -143,7 +143,7 @@ class McpSessionPool:
             raise ValueError("max_pages must be a positive integer")
 
         async def listing(entry: Session) -> list[types.Tool]:
-            return await list_tool_pages(entry.client, server, entry.wire(), max_pages=max_pages)
+            return await list_tool_pages(entry.client, server, max_pages=max_pages)
 
         return await self._run(server, listing, idempotent=True)
 
