@@ -171,19 +171,17 @@ class McpSessionPool:
     ) -> T:
         if not isinstance(server, MCPServerConfig):
             raise TypeError("server must be an MCPServerConfig")
-        where = f"MCP server {server.mcp_server_name!r} at {server.url}"
         try:
             async with asyncio.timeout(self.timeout or None):
-                for attempt in (1, 2):
-                    try:
-                        return await self._run_once(server, operation, idempotent)
-                    except SessionGone as gone:
-                        if attempt == 2:
-                            raise failed(server, str(gone)) from None
-                        logger.debug("%s: session gone (%s): a new session, once", where, gone)
+                try:
+                    return await self._run_once(server, operation, idempotent)
+                except SessionGone as gone:
+                    logger.debug("MCP server %r: session gone (%s): a new session, once", server.name, gone)
+                return await self._run_once(server, operation, idempotent)
+        except SessionGone as gone:
+            raise failed(server, str(gone)) from None
         except TimeoutError:
             raise failed(server, f"TimeoutError (did not answer within {self.timeout} s)") from None
-        raise AssertionError("unreachable")  # pragma: no cover
 
     async def _run_once(
         self, server: MCPServerConfig, operation: Callable[[Session], Awaitable[T]], idempotent: bool
