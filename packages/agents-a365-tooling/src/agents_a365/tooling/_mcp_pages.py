@@ -16,7 +16,7 @@ from httpx_sse import EventSource
 from mcp.types import Tool
 
 from ._stepwise import Steps, json_value, mapped, run_cooperatively
-from ._tool_names import usable_tools
+from ._tool_names import usable_tool
 from .models import MCPServerConfig
 
 __all__ = ["MAX_LIST_PAGES", "SessionGone", "list_tool_pages"]
@@ -54,8 +54,8 @@ def _page(
         if not isinstance(raw, list):
             raise ListingError("tools/list: the result has no list of tools")
         # One tool per step; an unusable definition is left out, not the server.
-        usable = yield from mapped(raw, lambda definition: usable_tools((definition,), server_name))
-        tools, cursor = [tool for found in usable for tool in found], result.get("nextCursor")
+        usable = yield from mapped(raw, lambda definition: usable_tool(definition, server_name))
+        tools, cursor = [tool for tool in usable if tool is not None], result.get("nextCursor")
         return tools, cursor if isinstance(cursor, str) and cursor else None
     return None
 
