@@ -78,6 +78,16 @@ async def test_listing_requests_carry_the_session_id_and_protocol_version_mcp_se
         assert {r.headers.get(name) for r in listings} == {initialized.headers[name]}
 
 
+async def test_no_repr_of_the_pool_or_its_sessions_shows_the_token(emulator: Emulator) -> None:
+    mail = _mail(emulator)
+    token = mail.headers["Authorization"].split()[1]
+    async with McpSessionPool(timeout=10) as pool:
+        assert await pool.list_tools(mail)
+        shown = [repr(pool), *(repr(session) for session in pool._entries.values())]
+        assert len(shown) == 2
+        assert not [text for text in shown if token in text or token.rsplit(".", 1)[-1] in text]
+
+
 async def test_concurrent_calls_share_one_session(emulator: Emulator) -> None:
     emulator.faults.set("mcp:mail", Fault(hold_until_concurrent=5, mcp_method="tools/call", times=5))
     mail = _mail(emulator)

@@ -1,5 +1,6 @@
 """One pooled MCP session and the task that holds it: the official client over streamable HTTP, opened,
-served and closed in that task (mcp's transport, anyio task groups, must be entered and left in one task).
+served and closed in that task (mcp's transport, anyio task groups, must be entered and left in one task);
+a request on it raced against its end, and what the request's failure means (try a new session, or fail).
 """
 
 from __future__ import annotations
@@ -9,17 +10,21 @@ import contextlib
 import logging
 import math
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+import anyio
 from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 
 from agents_a365.runtime import decode_token_payload, get_sdk_version
 
-from ._mcp_errors import describe, failed, leaf
+from ._mcp_errors import describe, error_code, failed, leaf
 from ._mcp_pages import SessionGone
+from ._redact import describe_error
 from ._telemetry_hooks import mcp_session_span
+from .errors import McpServerConnectionError
 from .headers import TOOLING_DISTRIBUTION
 from .mcp_http import McpResponseTooLarge, SharedTransport, is_dropped_connection, mcp_http_client_factory
 from .models import MCPServerConfig
@@ -31,17 +36,22 @@ __all__ = ["Session", "token_lifetime"]
 
 logger = logging.getLogger("agents_a365.tooling._sessions")
 
+T = TypeVar("T")
 Key = tuple[str, frozenset[tuple[str, str]]]
+_SESSION_TERMINATED = 32600  # what mcp's client reports for a 404 on its session id
+_CONNECTION_CLOSED = -32000  # the session ended while the request waited for its answer
 _CLIENT_INFO = types.Implementation(name=TOOLING_DISTRIBUTION, version=get_sdk_version(TOOLING_DISTRIBUTION))
 
 
-@dataclass(eq=False, slots=True)
+@dataclass(eq=False, repr=False, slots=True)  # no repr: the key holds the token
 class Session:
     """One pooled session: its users, its end, and the task that holds it (see :class:`McpSessionPool`)."""
 
     key: Key
     last_used: float
     expires_at: float
+    server: MCPServerConfig
+    pool: McpSessionPool
     users: int = 0
     retired: bool = False
     failure: str | None = None  # why the session ended under its users (an over-cap answer)
@@ -54,9 +64,9 @@ class Session:
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     holder: asyncio.Task[None] = field(init=False)  # the pool starts it with the session
 
-    async def hold(self, server: MCPServerConfig, pool: McpSessionPool, transport: SharedTransport) -> None:
+    async def hold(self, transport: SharedTransport) -> None:
         """Open the session, serve it until told to stop (or until it fails), close it: all in this task."""
-        name = server.mcp_server_name
+        server, pool, name = self.server, self.pool, self.server.mcp_server_name
 
         async def on_message(message: object) -> None:
             # mcp hands the session what its transport could not read (an answer that is not JSON-RPC)
@@ -109,6 +119,48 @@ class Session:
             pool._retire(self)
             if self.ready.done() and not self.ready.cancelled():
                 self.ready.exception()  # retrieved: no "never retrieved" warning
+
+    async def request(self, operation: Callable[[Session], Awaitable[T]], idempotent: bool) -> T:
+        """``await operation(self)`` raced against the session's end. A failure raises ``SessionGone`` when a
+        new session may send it again (the pool then does, once), else ``McpServerConnectionError``."""
+        server, pool = self.server, self.pool
+        await asyncio.shield(self.ready)  # shared connect: one cancelled caller keeps it going
+        if self.holder.done():
+            raise SessionGone("the session had ended")
+        # The request races the session's end: a transport that fails (a dropped connection, an
+        # over-cap answer) ends the holder, and mcp then never answers the requests in flight.
+        request = asyncio.ensure_future(operation(self))
+        try:
+            await asyncio.wait((request, self.holder), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not request.done():
+                request.cancel()
+                await asyncio.wait((request,))
+        if request.cancelled():  # the session ended under the request: sent or not, we cannot tell
+            if idempotent and not self.failure:
+                raise SessionGone("the session ended during the request")
+            ended = f" ({self.ended})" if self.ended else ""
+            raise failed(server, self.failure or f"the session ended during the request{ended}")
+        exc = request.exception()
+        if exc is None:
+            return request.result()
+        if isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError):
+            pool._retire(self)  # ended before the request went out: safe to send again
+            raise SessionGone(self.failure or "the session had ended")
+        if isinstance(exc, McpServerConnectionError):
+            raise exc
+        if isinstance(exc, McpResponseTooLarge):  # our own listing's read: the session is still fine
+            raise failed(server, str(exc))
+        code = error_code(exc)
+        if code == _SESSION_TERMINATED or isinstance(exc, SessionGone):  # the server forgot the session
+            pool._retire(self)  # (a 404: it did not run the request)
+            raise SessionGone(describe(exc))
+        if code == _CONNECTION_CLOSED:  # the session ended under the request (mcp 2 says so)
+            pool._retire(self)
+            await asyncio.wait((self.holder,), timeout=1.0)  # let it record why (an over-cap answer)
+            if idempotent and not self.failure:
+                raise SessionGone(describe_error(exc))
+        raise failed(server, self.failure or describe(exc))
 
 
 def token_lifetime(headers: dict[str, str], skew: float) -> float:
