@@ -64,6 +64,7 @@ async def _request(client: Any, server: MCPServerConfig, message: dict[str, Any]
     headers = {"accept": "application/json, text/event-stream"}  # the client's carry the protocol version
     if client.mcp_session_id:
         headers["mcp-session-id"] = client.mcp_session_id
+    request_id = message["id"]
     async with client.stream("POST", server.url, json=message, headers=headers) as response:
         if response.status_code == 404:
             raise SessionGone("tools/list: HTTP 404 (the server ended the session)")
@@ -72,13 +73,11 @@ async def _request(client: Any, server: MCPServerConfig, message: dict[str, Any]
         if response.headers.get("content-type", "").startswith("text/event-stream"):
             async for event in EventSource(response).aiter_sse():  # the answer may come before the end
                 if event.event == "message" and event.data:
-                    page = await run_cooperatively(_page(event.data, message["id"], server.mcp_server_name))
+                    page = await run_cooperatively(_page(event.data, request_id, server.name))
                     if page is not None:
                         return page
         else:
-            page = await run_cooperatively(
-                _page(await response.aread(), message["id"], server.mcp_server_name)
-            )
+            page = await run_cooperatively(_page(await response.aread(), request_id, server.name))
             if page is not None:
                 return page
     raise ListingError("tools/list: the server sent no answer")
