@@ -123,7 +123,6 @@ class Session:
     async def request(self, operation: Callable[[Session], Awaitable[T]], idempotent: bool) -> T:
         """``await operation(self)`` raced against the session's end. A failure raises ``SessionGone`` when a
         new session may send it again (the pool then does, once), else ``McpServerConnectionError``."""
-        server, pool = self.server, self.pool
         await asyncio.shield(self.ready)  # shared connect: one cancelled caller keeps it going
         if self.holder.done():
             raise SessionGone("the session had ended")
@@ -140,27 +139,27 @@ class Session:
             if idempotent and not self.failure:
                 raise SessionGone("the session ended during the request")
             ended = f" ({self.ended})" if self.ended else ""
-            raise failed(server, self.failure or f"the session ended during the request{ended}")
+            raise failed(self.server, self.failure or f"the session ended during the request{ended}")
         exc = request.exception()
         if exc is None:
             return request.result()
         if isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError):
-            pool._retire(self)  # ended before the request went out: safe to send again
+            self.pool._retire(self)  # ended before the request went out: safe to send again
             raise SessionGone(self.failure or "the session had ended")
         if isinstance(exc, McpServerConnectionError):
             raise exc
         if isinstance(exc, McpResponseTooLarge):  # our own listing's read: the session is still fine
-            raise failed(server, str(exc))
+            raise failed(self.server, str(exc))
         code = error_code(exc)
         if code == _SESSION_TERMINATED or isinstance(exc, SessionGone):  # the server forgot the session
-            pool._retire(self)  # (a 404: it did not run the request)
+            self.pool._retire(self)  # (a 404: it did not run the request)
             raise SessionGone(describe(exc))
         if code == _CONNECTION_CLOSED:  # the session ended under the request (mcp 2 says so)
-            pool._retire(self)
+            self.pool._retire(self)
             await asyncio.wait((self.holder,), timeout=1.0)  # let it record why (an over-cap answer)
             if idempotent and not self.failure:
                 raise SessionGone(describe_error(exc))
-        raise failed(server, self.failure or describe(exc))
+        raise failed(self.server, self.failure or describe(exc))
 
 
 def token_lifetime(headers: dict[str, str], skew: float) -> float:
