@@ -224,10 +224,10 @@ class McpSessionPool:
         entry.retired = True  # no new user gets it; its session closes when its last user returns
         if self._entries.get(entry.key) is entry:
             del self._entries[entry.key]
+        if entry.users == 0:
+            entry.stop.set()
         if not entry.ready.done() and (entry.users == 0 or self._closed):
             entry.holder.cancel()  # connecting for nobody, or the pool closes: its callers fail now
-        elif entry.users == 0:
-            entry.stop.set()
 
     def _evict_one(self) -> bool:
         idle = [e for e in self._entries.values() if e.users == 0]
