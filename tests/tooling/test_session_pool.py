@@ -219,6 +219,18 @@ async def test_closing_the_pool_fails_a_call_still_connecting_at_once(
                 await call
 
 
+async def test_a_call_racing_the_pools_close_fails_at_once() -> None:
+    # The close runs before the session's holder task ever starts (gather starts both in one loop turn).
+    pool = McpSessionPool(timeout=0)  # no deadline: nothing but the close can end the call
+    target = MCPServerConfig(mcp_server_name="s", url="http://127.0.0.1:9/mcp")
+    async with asyncio.timeout(10):
+        call, _ = await asyncio.gather(
+            pool.call_tool(target, "count", {}), pool.aclose(), return_exceptions=True
+        )
+    assert isinstance(call, McpServerConnectionError), call
+    assert "closed while connecting" in str(call)
+
+
 @pytest.mark.parametrize("bad", [{"timeout": -1}, {"idle_timeout": True}, {"max_sessions": -1}])
 def test_bad_settings_are_refused(bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match=next(iter(bad))):

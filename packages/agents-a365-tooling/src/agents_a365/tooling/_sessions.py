@@ -206,6 +206,7 @@ class McpSessionPool:
             )
             self._holders.add(entry.holder)
             entry.holder.add_done_callback(self._holders.discard)
+            entry.holder.add_done_callback(entry.never_started)
         entry.users += 1
         return entry
 
