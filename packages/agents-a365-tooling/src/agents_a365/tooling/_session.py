@@ -117,15 +117,13 @@ class Session:
                 logger.debug("MCP session %r ended: %s", name, text)
         finally:
             pool._retire(self)
-            if self.ready.done() and not self.ready.cancelled():
-                self.ready.exception()  # retrieved: no "never retrieved" warning
 
-    def never_started(self, holder: asyncio.Task[None]) -> None:
-        """The holder's done callback: one cancelled before its first step (the pool closed at once) ran
-        none of its own handling, so its callers are failed here rather than left waiting."""
+    def held(self, holder: asyncio.Task[None]) -> None:
+        """The holder's done callback. One cancelled before its first step (the pool closed at once) ran
+        none of :meth:`hold`, so its callers are failed here rather than left waiting."""
         if not self.ready.done():
             self.ready.set_exception(failed(self.server, "the session pool was closed while connecting"))
-            self.ready.exception()  # retrieved: no "never retrieved" warning when nobody waits
+        self.ready.exception()  # retrieved: no "never retrieved" warning when nobody waits
 
     async def request(self, operation: Callable[[Session], Awaitable[T]], idempotent: bool) -> T:
         """``await operation(self)`` raced against the session's end. A failure raises ``SessionGone`` when a

@@ -206,7 +206,7 @@ class McpSessionPool:
             )
             self._holders.add(entry.holder)
             entry.holder.add_done_callback(self._holders.discard)
-            entry.holder.add_done_callback(entry.never_started)
+            entry.holder.add_done_callback(entry.held)
         entry.users += 1
         return entry
 
