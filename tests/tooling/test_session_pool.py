@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from agents_a365.emulator import Emulator, EmulatorConfig, Fault
-from agents_a365.tooling import MCPServerConfig, McpServerConnectionError
+from agents_a365.tooling import MCPServerConfig, McpServerConnectionError, _sessions
 from agents_a365.tooling.extensibility import McpSessionPool
 from support.clock import FakeClock
-from support.hostile_server import HostileServer, Request
+from support.hostile_server import HostileServer, Request, behaviours
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 
@@ -62,6 +62,30 @@ async def test_a_new_session_pool_loads_no_ca_bundle(
     async with McpSessionPool(timeout=10) as pool:
         assert await pool.list_tools(_mail(emulator))
     assert loads == []
+
+
+async def test_listing_requests_carry_the_session_id_and_protocol_version_mcp_sends(
+    emulator: Emulator,
+) -> None:
+    async with McpSessionPool(timeout=10) as pool:
+        assert await pool.list_tools(_mail(emulator))
+    requests = emulator.requests_for("mcp", server="mail")
+    initialized = next(r for r in requests if r.jsonrpc_method == "notifications/initialized")
+    listings = [r for r in requests if r.jsonrpc_method == "tools/list"]
+    assert listings
+    for name in ("mcp-session-id", "mcp-protocol-version"):
+        assert initialized.headers.get(name)
+        assert {r.headers.get(name) for r in listings} == {initialized.headers[name]}
+
+
+async def test_no_repr_of_the_pool_or_its_sessions_shows_the_token(emulator: Emulator) -> None:
+    mail = _mail(emulator)
+    token = mail.headers["Authorization"].split()[1]
+    async with McpSessionPool(timeout=10) as pool:
+        assert await pool.list_tools(mail)
+        shown = [repr(pool), *(repr(session) for session in pool._entries.values())]
+        assert len(shown) == 2
+        assert not [text for text in shown if token in text or token.rsplit(".", 1)[-1] in text]
 
 
 async def test_concurrent_calls_share_one_session(emulator: Emulator) -> None:
@@ -175,6 +199,36 @@ async def test_structured_results_are_checked_against_the_definitions_schema_wit
                     await pool.call_tool(target, "count", {}, output_schema=SCHEMA)
     methods = [json.loads(r.body).get("method") for r in server.requests if r.method == "POST"]
     assert "tools/list" not in methods  # the schema came from the cached definition
+
+
+async def test_closing_the_pool_fails_a_call_still_connecting_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The server never answers ``initialize``: the caller holds the session, so only the pool's close ends it,
+    # at once (not after the grace period a session that is open gets to finish its calls).
+    monkeypatch.setattr(_sessions, "_CLOSE_TIMEOUT", 3600.0)
+    async with HostileServer() as server:
+        server.route("/mcp", behaviours.hold())
+        pool = McpSessionPool(timeout=0)  # no deadline: nothing but the close can end the call
+        target = MCPServerConfig(mcp_server_name="s", url=f"{server.base_url}/mcp")
+        call = asyncio.create_task(pool.call_tool(target, "count", {}))
+        async with asyncio.timeout(10):
+            await server.wait_for_requests()
+            await pool.aclose()
+            with pytest.raises(McpServerConnectionError, match="closed while connecting"):
+                await call
+
+
+async def test_a_call_racing_the_pools_close_fails_at_once() -> None:
+    # The close runs before the session's holder task ever starts (gather starts both in one loop turn).
+    pool = McpSessionPool(timeout=0)  # no deadline: nothing but the close can end the call
+    target = MCPServerConfig(mcp_server_name="s", url="http://127.0.0.1:9/mcp")
+    async with asyncio.timeout(10):
+        call, _ = await asyncio.gather(
+            pool.call_tool(target, "count", {}), pool.aclose(), return_exceptions=True
+        )
+    assert isinstance(call, McpServerConnectionError), call
+    assert "closed while connecting" in str(call)
 
 
 @pytest.mark.parametrize("bad", [{"timeout": -1}, {"idle_timeout": True}, {"max_sessions": -1}])

@@ -88,22 +88,17 @@ def check_structured(
     """What mcp's ``ClientSession.call_tool`` checks, from the definition we hold (no ``tools/list``)."""
     from jsonschema import ValidationError, validate  # type: ignore[import-untyped]
 
-    problem: str | None = None
     if result.structuredContent is None:
         problem = "has an output schema but returned no structured content"
     else:
         try:  # ``$ref``s resolve within the schema only: nothing is fetched
             validate(result.structuredContent, schema)
+            return
         except ValidationError as exc:
             problem = f"returned structured content that does not match its output schema: {scrub(exc.message)[:300]}"
         except Exception as exc:  # a broken schema, an unresolvable $ref
             problem = f"has an unusable output schema ({type(exc).__name__})"
-    if problem is not None:
-        raise McpServerConnectionError(
-            f"MCP server {server.mcp_server_name!r} tool {name!r} {problem}",
-            server_name=server.mcp_server_name,
-            url=server.url,
-        )
+    raise failed(server, f"tool {name!r} {problem}")
 
 
 async def list_servers(

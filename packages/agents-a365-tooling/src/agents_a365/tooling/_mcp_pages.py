@@ -16,7 +16,8 @@ from httpx_sse import EventSource
 from mcp.types import Tool
 
 from ._stepwise import Steps, json_value, mapped, run_cooperatively
-from ._tool_names import usable_tools
+from ._tool_names import usable_tool
+from .models import MCPServerConfig
 
 __all__ = ["MAX_LIST_PAGES", "SessionGone", "list_tool_pages"]
 
@@ -53,16 +54,18 @@ def _page(
         if not isinstance(raw, list):
             raise ListingError("tools/list: the result has no list of tools")
         # One tool per step; an unusable definition is left out, not the server.
-        usable = yield from mapped(raw, lambda definition: usable_tools((definition,), server_name))
-        tools, cursor = [tool for found in usable for tool in found], result.get("nextCursor")
+        usable = yield from mapped(raw, lambda definition: usable_tool(definition, server_name))
+        tools, cursor = [tool for tool in usable if tool is not None], result.get("nextCursor")
         return tools, cursor if isinstance(cursor, str) and cursor else None
     return None
 
 
-async def _request(
-    client: Any, url: str, headers: dict[str, str], message: dict[str, Any], server_name: str
-) -> Any:
-    async with client.stream("POST", url, json=message, headers=headers) as response:
+async def _request(client: Any, server: MCPServerConfig, message: dict[str, Any]) -> Any:
+    headers = {"accept": "application/json, text/event-stream"}  # the client's carry the protocol version
+    if client.mcp_session_id:
+        headers["mcp-session-id"] = client.mcp_session_id
+    request_id = message["id"]
+    async with client.stream("POST", server.url, json=message, headers=headers) as response:
         if response.status_code == 404:
             raise SessionGone("tools/list: HTTP 404 (the server ended the session)")
         if not 200 <= response.status_code < 300:  # redirects too: never followed with the token
@@ -70,32 +73,26 @@ async def _request(
         if response.headers.get("content-type", "").startswith("text/event-stream"):
             async for event in EventSource(response).aiter_sse():  # the answer may come before the end
                 if event.event == "message" and event.data:
-                    page = await run_cooperatively(_page(event.data, message["id"], server_name))
+                    page = await run_cooperatively(_page(event.data, request_id, server.name))
                     if page is not None:
                         return page
         else:
-            page = await run_cooperatively(_page(await response.aread(), message["id"], server_name))
+            page = await run_cooperatively(_page(await response.aread(), request_id, server.name))
             if page is not None:
                 return page
     raise ListingError("tools/list: the server sent no answer")
 
 
 async def list_tool_pages(
-    client: Any,
-    url: str,
-    headers: dict[str, str],
-    *,
-    max_pages: int = MAX_LIST_PAGES,
-    server_name: str | None = None,
+    client: Any, server: MCPServerConfig, *, max_pages: int = MAX_LIST_PAGES
 ) -> list[Tool]:
-    """Every tool, page after page (``headers`` carry the session id and protocol version)."""
-    headers = {**headers, "accept": "application/json, text/event-stream", "content-type": "application/json"}
+    """Every tool, page after page, on the open session's HTTP client ``client``."""
     tools: list[Tool] = []
     cursor: str | None = None
     for number in range(1, max_pages + 1):
         params = {"cursor": cursor} if cursor else {}
         message = {"jsonrpc": "2.0", "id": f"a365-list-{number}", "method": "tools/list", "params": params}
-        page, cursor = await _request(client, url, headers, message, server_name or url)
+        page, cursor = await _request(client, server, message)
         tools.extend(page)
         if cursor is None:
             return tools

@@ -21,15 +21,12 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-import anyio
 from mcp import ClientSession, types
 
-from ._mcp_errors import check_structured, describe, error_code, failed
+from ._mcp_errors import check_structured, failed
 from ._mcp_pages import MAX_LIST_PAGES, SessionGone, list_tool_pages
-from ._redact import describe_error
 from ._session import Key, Session, token_lifetime
-from .errors import McpServerConnectionError
-from .mcp_http import DEFAULT_MAX_MCP_RESPONSE_BYTES, McpResponseTooLarge, SharedTransport
+from .mcp_http import DEFAULT_MAX_MCP_RESPONSE_BYTES, SharedTransport
 from .models import MCPServerConfig
 
 __all__ = ["MAX_LIST_PAGES", "McpSessionPool"]
@@ -38,8 +35,6 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 _CLOSE_TIMEOUT = 5.0
-_SESSION_TERMINATED = 32600  # what mcp's client reports for a 404 on its session id
-_CONNECTION_CLOSED = -32000  # the session ended while the request waited for its answer
 
 
 class McpSessionPool:
@@ -86,7 +81,8 @@ class McpSessionPool:
         self._entries: dict[Key, Session] = {}
         self._holders: set[asyncio.Task[None]] = set()
         self._timer: asyncio.TimerHandle | None = None
-        self._shared_transport: Any = None
+        # One connection pool under every session (each request carries its own session's headers).
+        self._transport = SharedTransport()
         self._closed = False
         self._due, self._due_idle = -math.inf, self.idle_timeout  # when prune() next has work, for which idle
         self.opened = 0  # sessions opened so far
@@ -142,7 +138,7 @@ class McpSessionPool:
             raise ValueError("max_pages must be a positive integer")
 
         async def listing(entry: Session) -> list[types.Tool]:
-            return await list_tool_pages(entry.client, server.url, entry.wire(), max_pages=max_pages)
+            return await list_tool_pages(entry.client, server, max_pages=max_pages)
 
         return await self._run(server, listing, idempotent=True)
 
@@ -170,65 +166,25 @@ class McpSessionPool:
     ) -> T:
         if not isinstance(server, MCPServerConfig):
             raise TypeError("server must be an MCPServerConfig")
-        where = f"MCP server {server.mcp_server_name!r} at {server.url}"
+
+        async def once() -> T:
+            entry = self._acquire(server)
+            try:
+                return await entry.request(operation, idempotent)
+            finally:
+                self._release(entry)
+
         try:
             async with asyncio.timeout(self.timeout or None):
-                for attempt in (1, 2):
-                    try:
-                        return await self._run_once(server, operation, idempotent)
-                    except SessionGone as gone:
-                        if attempt == 2:
-                            raise failed(server, str(gone)) from None
-                        logger.debug("%s: session gone (%s): a new session, once", where, gone)
+                try:
+                    return await once()
+                except SessionGone as gone:
+                    logger.debug("MCP server %r: session gone (%s): a new session, once", server.name, gone)
+                return await once()
+        except SessionGone as gone:
+            raise failed(server, str(gone)) from None
         except TimeoutError:
             raise failed(server, f"TimeoutError (did not answer within {self.timeout} s)") from None
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def _run_once(
-        self, server: MCPServerConfig, operation: Callable[[Session], Awaitable[T]], idempotent: bool
-    ) -> T:
-        entry = self._acquire(server)
-        try:
-            await asyncio.shield(entry.ready)  # shared connect: one cancelled caller keeps it going
-            holder = entry.holder
-            if holder is None or holder.done():
-                raise SessionGone("the session had ended")
-            # The request races the session's end: a transport that fails (a dropped connection, an
-            # over-cap answer) ends the holder, and mcp then never answers the requests in flight.
-            request = asyncio.ensure_future(operation(entry))
-            try:
-                await asyncio.wait((request, holder), return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                if not request.done():
-                    request.cancel()
-                    await asyncio.wait((request,))
-            if request.cancelled():  # the session ended under the request: sent or not, we cannot tell
-                if idempotent and not entry.failure:
-                    raise SessionGone("the session ended during the request")
-                ended = f" ({entry.ended})" if entry.ended else ""
-                raise failed(server, entry.failure or f"the session ended during the request{ended}")
-            exc = request.exception()
-            if exc is None:
-                return request.result()
-            if isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError):
-                self._retire(entry)  # ended before the request went out: safe to send again
-                raise SessionGone(entry.failure or "the session had ended")
-            if isinstance(exc, McpServerConnectionError):
-                raise exc
-            if isinstance(exc, McpResponseTooLarge):  # our own listing's read: the session is still fine
-                raise failed(server, str(exc))
-            code = error_code(exc)
-            if code == _SESSION_TERMINATED or isinstance(exc, SessionGone):  # the server forgot the session
-                self._retire(entry)  # (a 404: it did not run the request)
-                raise SessionGone(describe(exc))
-            if code == _CONNECTION_CLOSED:  # the session ended under the request (mcp 2 says so)
-                self._retire(entry)
-                await asyncio.wait((holder,), timeout=1.0)  # let it record why (an over-cap answer)
-                if idempotent and not entry.failure:
-                    raise SessionGone(describe_error(exc))
-            raise failed(server, entry.failure or describe(exc))
-        finally:
-            self._release(entry)
 
     # -- entries ---------------------------------------------------------------------------------------
     def _acquire(self, server: MCPServerConfig) -> Session:
@@ -241,18 +197,16 @@ class McpSessionPool:
             if len(self._entries) >= max(self.max_sessions, 1):
                 self._evict_one()  # all in use: this one goes over the bound until a session is idle
             now = self._clock()
-            entry = Session(key, now, now + token_lifetime(dict(server.headers), self.token_expiry_skew))
+            expires_at = now + token_lifetime(server.headers, self.token_expiry_skew)
+            entry = Session(key, now, expires_at, server, self)
             self._entries[key] = entry
             self._due = min(self._due, entry.expires_at)
-            # One connection pool under every session (each request carries its own session's headers).
-            self._shared_transport = self._shared_transport or SharedTransport()
-            holder = asyncio.get_running_loop().create_task(
-                entry.hold(server, self, self._shared_transport),
-                name=f"{self._name}-{server.mcp_server_name}",
+            entry.holder = asyncio.get_running_loop().create_task(
+                entry.hold(self._transport), name=f"{self._name}-{server.mcp_server_name}"
             )
-            entry.holder = holder
-            self._holders.add(holder)
-            holder.add_done_callback(self._holders.discard)
+            self._holders.add(entry.holder)
+            entry.holder.add_done_callback(self._holders.discard)
+            entry.holder.add_done_callback(entry.held)
         entry.users += 1
         return entry
 
@@ -273,8 +227,8 @@ class McpSessionPool:
             del self._entries[entry.key]
         if entry.users == 0:
             entry.stop.set()
-            if not entry.ready.done() and entry.holder is not None:
-                entry.holder.cancel()  # connecting for nobody
+        if not entry.ready.done() and (entry.users == 0 or self._closed):
+            entry.holder.cancel()  # connecting for nobody, or the pool closes: its callers fail now
 
     def _evict_one(self) -> bool:
         idle = [e for e in self._entries.values() if e.users == 0]
@@ -317,13 +271,9 @@ class McpSessionPool:
             self._timer.cancel()
         for entry in list(self._entries.values()):
             self._retire(entry)
-            if not entry.ready.done() and entry.holder is not None:
-                entry.holder.cancel()  # still connecting: nothing to close politely, its callers fail now
         if self._holders:
             _, pending = await asyncio.wait(list(self._holders), timeout=_CLOSE_TIMEOUT)
             for holder in pending:
                 holder.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
-        transport, self._shared_transport = self._shared_transport, None
-        if transport is not None:
-            await transport.close()
+        await self._transport.close()

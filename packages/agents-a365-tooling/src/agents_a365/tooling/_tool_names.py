@@ -75,27 +75,27 @@ def usable_tools(definitions: Iterable[Any], server_name: str) -> list[Tool]:
     One without a name or with an ``inputSchema`` that is missing, null or not an object is left out
     with a WARNING naming it (the server's own text is not logged beyond the tool's name).
     """
-    tools: list[Tool] = []
-    for item in definitions:
-        if isinstance(item, Tool):
-            tools.append(item)
-            continue
-        raw = item if isinstance(item, Mapping) else {}
-        name = raw.get("name")
-        label = name[:100] if isinstance(name, str) else "<unnamed>"
-        reason = None
-        if not isinstance(name, str) or not name:
-            reason = "it has no name"
-        elif not isinstance(raw.get("inputSchema"), Mapping):
-            reason = "its inputSchema is missing or not a JSON object"
-        else:
-            try:
-                tools.append(Tool.model_validate(raw))
-            except ValidationError:  # its text may quote the server's data: not logged
-                reason = "its definition is invalid"
-        if reason is not None:
-            logger.warning("MCP server %r: tool %r left out: %s", server_name, label, reason)
-    return tools
+    return [tool for item in definitions if (tool := usable_tool(item, server_name)) is not None]
+
+
+def usable_tool(item: Any, server_name: str) -> Tool | None:
+    """One definition of :func:`usable_tools` (``None``: left out, with its WARNING)."""
+    if isinstance(item, Tool):
+        return item
+    raw = item if isinstance(item, Mapping) else {}
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        reason = "it has no name"
+    elif not isinstance(raw.get("inputSchema"), Mapping):
+        reason = "its inputSchema is missing or not a JSON object"
+    else:
+        try:
+            return Tool.model_validate(raw)
+        except ValidationError:  # its text may quote the server's data: not logged
+            reason = "its definition is invalid"
+    label = name[:100] if isinstance(name, str) else "<unnamed>"
+    logger.warning("MCP server %r: tool %r left out: %s", server_name, label, reason)
+    return None
 
 
 def resolve_tool_names(

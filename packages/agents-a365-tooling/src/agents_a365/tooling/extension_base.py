@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from types import TracebackType
 from typing import Any, ClassVar, Self
 
 from agents_a365.runtime import OperationResult, TurnContextLike
@@ -101,9 +100,7 @@ class ExtensionServiceBase:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    async def __aexit__(self, *_: object) -> None:
         await self.aclose()
 
     def __repr__(self) -> str:
