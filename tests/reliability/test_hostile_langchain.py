@@ -138,11 +138,14 @@ async def test_structured_content_that_breaks_the_listed_output_schema_fails_the
         cfg = ToolingConfiguration(
             mcp_platform_endpoint=server.base_url, use_tooling_manifest=False, request_timeout=2
         )
-        async with LangChainService(configuration=cfg) as svc, asyncio.timeout(SAFETY):
-            async with svc.mcp_tools(None, None, turn, auth_token=TOKEN) as toolset:
-                (tool,) = toolset.tools()
-                assert "ok" in str(await tool.ainvoke({}))
-                mcp.structured = structured
-                with pytest.raises(McpServerConnectionError, match=f"'echo'.*tool 'echo' .*{error}"):
-                    await tool.ainvoke({})
+        async with (
+            LangChainService(configuration=cfg) as svc,
+            asyncio.timeout(SAFETY),
+            svc.mcp_tools(None, None, turn, auth_token=TOKEN) as toolset,
+        ):
+            (tool,) = toolset.tools()
+            assert "ok" in str(await tool.ainvoke({}))
+            mcp.structured = structured
+            with pytest.raises(McpServerConnectionError, match=f"'echo'.*tool 'echo' .*{error}"):
+                await tool.ainvoke({})
     assert mcp.methods.count("tools/list") == 1  # the schema came from the listed definition
