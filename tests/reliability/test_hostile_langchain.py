@@ -20,7 +20,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 from microsoft_agents.hosting.core import TurnContext
 
 from agents_a365.emulator import DEFAULT_AGENT_ID
-from agents_a365.tooling import ToolingConfiguration, ToolServerDiscoveryError
+from agents_a365.tooling import McpServerConnectionError, ToolingConfiguration, ToolServerDiscoveryError
 from agents_a365.tooling.extensions.langchain import McpToolRegistrationService as LangChainService
 from support.hostile_mcp import HostileMcp
 from support.hostile_server import HostileServer, behaviours
@@ -120,3 +120,32 @@ async def test_a_server_echoing_the_token_gets_it_into_no_tool_error_and_no_log_
     texts += [f"{e!s} {e!r} {e.__cause__!r} {e.__context__!r}" for e in raised]
     leaks = [t[:200] for t in texts if payload in t]
     assert not leaks, leaks
+
+
+@pytest.mark.parametrize(
+    ("structured", "error"),
+    [({"n": "one"}, "returned structured content that does not match"), (None, "returned no structured")],
+)
+async def test_structured_content_that_breaks_the_listed_output_schema_fails_the_call(
+    turn: TurnContext, structured: dict[str, Any] | None, error: str
+) -> None:
+    """The interceptor calls the pool with the definition's output schema (as mcp's own client checks it)."""
+    mcp = HostileMcp(output_schema=True, structured={"n": 1})
+    async with HostileServer() as server:
+        server.route("/mcp", mcp)
+        entries = [{"mcpServerName": "echo", "url": f"{server.base_url}/mcp"}]
+        server.route("/mcpServers", behaviours.respond(200, {"mcpServers": entries}))
+        cfg = ToolingConfiguration(
+            mcp_platform_endpoint=server.base_url, use_tooling_manifest=False, request_timeout=2
+        )
+        async with (
+            LangChainService(configuration=cfg) as svc,
+            asyncio.timeout(SAFETY),
+            svc.mcp_tools(None, None, turn, auth_token=TOKEN) as toolset,
+        ):
+            (tool,) = toolset.tools()
+            assert "ok" in str(await tool.ainvoke({}))
+            mcp.structured = structured
+            with pytest.raises(McpServerConnectionError, match=f"'echo'.*tool 'echo' .*{error}"):
+                await tool.ainvoke({})
+    assert mcp.methods.count("tools/list") == 1  # the schema came from the listed definition

@@ -289,3 +289,28 @@ async def test_service_aclose_closes_the_servers_of_a_connected_agent_block_stil
     with pytest.raises(asyncio.CancelledError):
         await task
     await guard.assert_clean()
+
+
+@pytest.mark.parametrize(
+    ("structured", "error"),
+    [({"n": "one"}, "returned structured content that does not match"), (None, "returned no structured")],
+)
+async def test_structured_content_that_breaks_the_listed_output_schema_fails_the_call(
+    turn: TurnContext, structured: dict[str, Any] | None, error: str
+) -> None:
+    """The server calls the pool with the definition's output schema (as mcp's own client checks it)."""
+    mcp = HostileMcp(output_schema=True, structured={"n": 1})
+    async with HostileServer() as server:
+        server.route("/mcp", mcp)
+        _gateway(server, {"mcpServerName": "echo", "url": f"{server.base_url}/mcp"})
+        async with (
+            OpenAIService(configuration=_hostile_config(server, request_timeout=2)) as svc,
+            svc.connected_agent(Agent(name="a"), None, None, turn, auth_token=TOKEN) as agent,
+            asyncio.timeout(SAFETY),
+        ):
+            (echo,) = agent.mcp_servers
+            assert (await echo.call_tool("echo", {})).structuredContent == {"n": 1}
+            mcp.structured = structured
+            with pytest.raises(McpServerConnectionError, match=f"'echo'.*tool 'echo' .*{error}"):
+                await echo.call_tool("echo", {})
+    assert mcp.methods.count("tools/list") == 1  # the schema came from the listed definition

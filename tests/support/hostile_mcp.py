@@ -2,7 +2,8 @@
 
 Just enough of the protocol for the official clients: ``initialize``, notifications (202),
 ``tools/list`` and ``tools/call``; each hostile trait is a flag: a ``nextCursor`` that never
-repeats, a ``tools/call`` error echoing the request's headers (the bearer token included).
+repeats, a ``tools/call`` error echoing the request's headers (the bearer token included), structured content
+that does not match the output schema the tool was listed with (``structured``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ def _answer(writer: asyncio.StreamWriter, status: int, payload: Any = None) -> N
 class HostileMcp:
     endless_cursor: bool = False
     echo_headers_on_call: bool = False
+    # Lists the tool with an output schema (an object with an integer "n") and answers calls with this
+    # structured content (None: no structured content at all).
+    structured: dict[str, Any] | None = field(default_factory=lambda: {"n": 1})
+    output_schema: bool = False
     methods: list[str] = field(default_factory=list)
     _pages: itertools.count[int] = field(default_factory=itertools.count)
 
@@ -53,7 +58,8 @@ class HostileMcp:
                 "serverInfo": {"name": "hostile", "version": "1"},
             }
         elif method == "tools/list":
-            result = {"tools": [TOOL]}
+            schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+            result = {"tools": [{**TOOL, "outputSchema": schema} if self.output_schema else TOOL]}
             if self.endless_cursor:
                 result["nextCursor"] = f"page-{next(self._pages)}"  # never the same twice
         elif method == "tools/call" and self.echo_headers_on_call:
@@ -64,6 +70,8 @@ class HostileMcp:
             return
         elif method == "tools/call":
             result = {"content": [{"type": "text", "text": "ok"}], "isError": False}
+            if self.output_schema and self.structured is not None:
+                result["structuredContent"] = self.structured
         else:
             result = {}
         _answer(writer, 200, {"jsonrpc": "2.0", "id": message["id"], "result": result})

@@ -26,7 +26,7 @@ from ._telemetry_hooks import mcp_session_span
 from ._tool_names import normalize_url, resolve_tool_names, unique_servers, usable_tools
 from ._turn import TurnIdentity, turn_identity
 from ._turn_guard import check_turn, identity_of
-from .extension_base import ExtensionServiceBase
+from .extension_base import ExtensionServiceBase, require
 from .mcp_http import mcp_http_client_factory, shared_ssl_context
 
 __all__ = [
@@ -55,6 +55,7 @@ __all__ = [
     "normalize_url",
     "redact_headers",
     "renamed_kwargs",
+    "require",
     "resolve_tool_names",
     "scrub",
     "scrubbed",

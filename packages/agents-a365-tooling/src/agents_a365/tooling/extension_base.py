@@ -16,7 +16,13 @@ from .service import McpToolServerConfigurationService
 
 logger = logging.getLogger("agents_a365.tooling.history")
 
-__all__ = ["ExtensionServiceBase"]
+__all__ = ["ExtensionServiceBase", "require"]
+
+
+def require(value: Any, name: str) -> None:
+    """``ValueError("<name> is required")`` when ``value`` is ``None`` (every extension's wording)."""
+    if value is None:
+        raise ValueError(f"{name} is required")
 
 
 class ExtensionServiceBase:

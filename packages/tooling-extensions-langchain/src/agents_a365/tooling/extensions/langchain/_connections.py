@@ -16,23 +16,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, cast
 
 from langchain_core.tools import BaseTool
 from langchain_mcp_adapters.interceptors import MCPToolCallRequest, MCPToolCallResult, ToolCallInterceptor
+from langchain_mcp_adapters.sessions import StreamableHttpConnection
 from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
-from mcp import ClientSession
-from mcp.types import CallToolResult
 from mcp.types import Tool as McpTool
 
-from agents_a365.tooling import MCPServerConfig, McpToolServerConfigurationService, ToolDefinitionCache
-from agents_a365.tooling.extensibility import (
-    McpSessionPool,
-    TurnIdentity,
-    check_turn,
-    tool_call_result,
-    tool_call_span,
-)
+from agents_a365.tooling import MCPServerConfig, McpToolServerConfigurationService
+from agents_a365.tooling.extensibility import TurnIdentity, check_turn, tool_call_result, tool_call_span
 
 from ._toolset import A365_SERVER
 
@@ -41,40 +33,24 @@ __all__ = ["to_langchain"]
 _CONVERT_BATCH = 100  # tools converted between two yields to the event loop
 
 
-class _PoolSession:
-    """Stands in for a server's ``ClientSession`` in langchain-mcp-adapters' tools (``call_tool`` only)."""
-
-    __slots__ = ("_pool", "_schemas", "_server")
-
-    def __init__(self, pool: McpSessionPool, server: MCPServerConfig, definitions: Sequence[McpTool]) -> None:
-        self._pool = pool
-        self._server = server
-        self._schemas = {d.name: d.outputSchema for d in definitions if d.outputSchema is not None}
-
-    async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None = None, progress_callback: Any = None, **_: Any
-    ) -> CallToolResult:
-        return await self._pool.call_tool(
-            self._server,
-            name,
-            arguments,
-            output_schema=self._schemas.get(name),
-            progress_callback=progress_callback,
-        )
-
-
 def _intercepted(
-    cache: ToolDefinitionCache, server: MCPServerConfig, exited: asyncio.Event | None
+    core: McpToolServerConfigurationService,
+    server: MCPServerConfig,
+    definitions: Sequence[McpTool],
+    exited: asyncio.Event | None,
 ) -> ToolCallInterceptor:
     """The interceptor of every call of ``server``'s tools: refuses, before anything is sent, a call once
     ``exited`` is set (its ``mcp_tools`` block is over) and a turn of another identity than the server's;
-    records a GenAI ``execute_tool`` span (no-op without telemetry); when the call itself fails forgets the
-    server's cached definitions and scrubs token-shaped text out of the failure.
+    records a GenAI ``execute_tool`` span (no-op without telemetry); makes the call on the core's session pool
+    (structured content checked against the definition's output schema), never calling the adapter's handler;
+    when the call itself fails forgets the server's cached definitions and scrubs token-shaped text out of the
+    failure.
 
     Only failures of the call itself (connecting, transport, protocol errors, timeouts) invalidate; a
     tool's own error result (``isError``) is converted after the interceptors and keeps the entry.
     """
-    name = server.mcp_server_name
+    name, pool, cache = server.mcp_server_name, core.session_pool, core.tool_definitions
+    schemas = {d.name: d.outputSchema for d in definitions if d.outputSchema is not None}
 
     async def intercept(
         request: MCPToolCallRequest, handler: Callable[[MCPToolCallRequest], Awaitable[MCPToolCallResult]]
@@ -89,7 +65,8 @@ def _intercepted(
         turn = context if isinstance(context, TurnIdentity) else None
         call_id = getattr(runtime, "tool_call_id", None)
         with tool_call_span(name, request.name, call_id, arguments=request.args, turn=turn) as span:
-            return await tool_call_result(handler(request), span, server, cache)
+            call = pool.call_tool(server, request.name, request.args, output_schema=schemas.get(request.name))
+            return await tool_call_result(call, span, server, cache)
 
     return intercept
 
@@ -104,16 +81,18 @@ async def to_langchain(
     """What ``load_mcp_tools`` builds from the listed tools (same names, schemas and metadata, no name
     prefix, MCP execution errors returned to the model), calling through the core's session pool, plus
     cache invalidation. Converted in batches: thousands of tools never hold the event loop in one step."""
-    session = cast(ClientSession, _PoolSession(core.session_pool, server, definitions))
-    interceptors = [_intercepted(core.tool_definitions, server, exited)]
+    # The interceptor makes every call, so the adapter never connects: it is only told where the server is.
+    connection = StreamableHttpConnection(transport="streamable_http", url=server.url)
+    interceptors = [_intercepted(core, server, definitions, exited)]
     tools: list[BaseTool] = []
     for start in range(0, len(definitions), _CONVERT_BATCH):
         if start:
             await asyncio.sleep(0)
         tools.extend(
             convert_mcp_tool_to_langchain_tool(
-                session,
+                None,
                 definition,
+                connection=connection,
                 tool_interceptors=interceptors,
                 server_name=server.mcp_server_name,
                 tool_name_prefix=False,

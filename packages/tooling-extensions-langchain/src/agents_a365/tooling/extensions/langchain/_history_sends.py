@@ -11,11 +11,11 @@ from langchain_core.runnables import RunnableConfig
 from agents_a365.runtime import OperationResult, TurnContextLike
 from agents_a365.tooling import ToolOptions
 from agents_a365.tooling.extensibility import check_limit, renamed_kwargs
-from agents_a365.tooling.extension_base import ExtensionServiceBase
+from agents_a365.tooling.extension_base import ExtensionServiceBase, require
 
 from ._conversion import convert_messages
 
-__all__ = ["ChatHistorySends", "StateGraphLike", "require"]
+__all__ = ["ChatHistorySends", "StateGraphLike"]
 
 
 class StateGraphLike(Protocol):
@@ -23,11 +23,6 @@ class StateGraphLike(Protocol):
     ``aget_state`` is called."""
 
     async def aget_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> Any: ...
-
-
-def require(value: Any, name: str) -> None:
-    if value is None:
-        raise ValueError(f"{name} is required")
 
 
 def _state_messages(state_snapshot: Any) -> Any:

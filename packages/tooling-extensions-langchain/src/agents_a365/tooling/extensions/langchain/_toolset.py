@@ -10,6 +10,7 @@ from langchain.agents import create_agent
 from langchain_core.tools import BaseTool
 
 from agents_a365.tooling import MCPServerConfig
+from agents_a365.tooling.extensibility import require
 
 from ._naming import resolve_tool_names
 
@@ -61,8 +62,7 @@ class McpToolset:
         """``agent_factory(**agent_options)`` with the MCP tools merged into ``agent_options["tools"]``."""
         if not isinstance(agent_options, Mapping):
             raise ValueError("agent_options is required (the keyword arguments of create_agent)")
-        if agent_factory is None:
-            raise ValueError("agent_factory is required")
+        require(agent_factory, "agent_factory")
         options = dict(agent_options)
         options["tools"] = self.merge(options.get("tools"))
         return agent_factory(**options)

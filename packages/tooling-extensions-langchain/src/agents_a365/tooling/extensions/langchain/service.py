@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
@@ -20,8 +19,6 @@ from ._history_sends import ChatHistorySends, StateGraphLike
 from ._toolset import AgentFactory, McpToolset
 
 __all__ = ["ORCHESTRATOR_NAME", "McpToolRegistrationService", "StateGraphLike"]
-
-logger = logging.getLogger(__name__)
 
 ORCHESTRATOR_NAME = "LangChain"
 

@@ -16,7 +16,7 @@ from agents.memory import Session
 from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextLike
 from agents_a365.tooling import ToolOptions
 from agents_a365.tooling.extensibility import check_limit, keyword_aliases, list_servers, unique_servers
-from agents_a365.tooling.extension_base import ExtensionServiceBase
+from agents_a365.tooling.extension_base import ExtensionServiceBase, require
 
 from ._connections import build_servers, check_server_options, server_url
 from ._conversion import to_chat_history_messages
@@ -189,10 +189,8 @@ class McpToolRegistrationService(ExtensionServiceBase):
         skip_unreachable: bool,
         server_options: Mapping[str, Any] | None,
     ) -> tuple[Agent[TContext], list[A365MCPServer]]:
-        if agent is None:
-            raise ValueError("agent is required")
-        if turn_context is None:
-            raise ValueError("turn_context is required")
+        require(agent, "agent")
+        require(turn_context, "turn_context")
         options = check_server_options(server_options)
         existing = [s for s in agent.mcp_servers or [] if not isinstance(s, A365MCPServer)]
         if replaced := [s.name for s in agent.mcp_servers or [] if isinstance(s, A365MCPServer)]:
@@ -233,10 +231,8 @@ class McpToolRegistrationService(ExtensionServiceBase):
         ``ValueError`` for a missing turn context (``turn_context is required``) or session
         (``session is required``) or a bad ``limit``.
         """
-        if turn_context is None:
-            raise ValueError("turn_context is required")
-        if session is None:
-            raise ValueError("session is required")
+        require(turn_context, "turn_context")
+        require(session, "session")
         if not callable(getattr(session, "get_items", None)):
             raise ValueError("session must be an agents Session (it has no get_items)")
         check_limit(limit)
@@ -266,7 +262,6 @@ class McpToolRegistrationService(ExtensionServiceBase):
         ``ValueError`` for a missing turn context or messages (``messages is required``); remote
         failures come back as a failed :class:`OperationResult`.
         """
-        if turn_context is None:
-            raise ValueError("turn_context is required")
+        require(turn_context, "turn_context")
         # The history builder checks ``messages`` (``messages is required`` …).
         return await self.send_history(turn_context, to_chat_history_messages(messages, limit=limit), options)
