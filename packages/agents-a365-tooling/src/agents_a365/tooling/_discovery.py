@@ -27,7 +27,7 @@ from ._redact import scrub
 from ._scopes import is_v2_server, token_scope_for
 from ._spans import identity_attributes, operation, tracing
 from ._stepwise import Steps, json_value, mapped, run_cooperatively
-from ._tokens import Tokens, cached, strip_bearer, usable_token
+from ._tokens import Tokens, strip_bearer, usable_token
 from ._tool_names import unique_server_steps
 from ._turn import Turn, TurnKey
 from ._urls import path_segment, validate_server_name, validate_token_url
@@ -51,7 +51,7 @@ class Discovery(ServicePart):
     def __init__(self, shared: Shared) -> None:
         super().__init__(shared)
         self.tokens = Tokens(shared)
-        self.entries: AsyncTTLCache[tuple[MCPServerConfig, ...]] = shared.cache()
+        self.entries: AsyncTTLCache[tuple[MCPServerConfig, ...]] = shared.cache("discovery")
 
     def clear(self) -> None:
         self.tokens.cache.clear()
@@ -218,7 +218,7 @@ class Discovery(ServicePart):
         cache_key = None if key is None else ("discovery", url, key)
         # An expired answer serves one more TTL while it is refreshed: a gateway that is slow or down when
         # every user's entry expires at once (a host's users started together) fails no turn.
-        entries, hit = await cached(self.entries, "discovery", cache_key, create, stale=True)
+        entries, hit = await self.entries.get_or_create(cache_key, create, stale=True)
         if hit:
             logger.debug("discovery for agent %s: cache hit (%d server(s))", agent_id, len(entries))
         return entries
