@@ -24,13 +24,13 @@ from ._deprecation import check_options
 from ._manifest import entries_stepwise, read_manifest
 from ._part import ServicePart, Shared
 from ._redact import scrub
-from ._scopes import is_v2_server, token_scope_for
 from ._spans import identity_attributes, operation, tracing
 from ._stepwise import Steps, json_value, mapped, run_cooperatively
 from ._tokens import Tokens, strip_bearer, usable_token
 from ._tool_names import unique_server_steps
 from ._turn import Turn, TurnKey
 from ._urls import path_segment, validate_server_name, validate_token_url
+from .constants import PLATFORM_APP_ID
 from .errors import ToolServerDiscoveryError
 from .headers import build_request_headers
 from .models import MCPServerConfig, ToolingManifestEntry, ToolOptions
@@ -41,8 +41,25 @@ _Headers = Callable[..., dict[str, str]]  # build_request_headers for this turn 
 _Listed = tuple[MCPServerConfig, dict[str, str]]  # a server and the headers to connect with
 
 
+_V1_AUDIENCES = frozenset({PLATFORM_APP_ID, f"api://{PLATFORM_APP_ID}", "default"})
+
+
 def _env_token_name(server_name: str) -> str:
     return "BEARER_TOKEN_" + re.sub(r"[^A-Z0-9]", "_", server_name.upper())
+
+
+def is_v2_server(server: MCPServerConfig) -> bool:
+    return server.audience is not None and server.audience.strip().lower() not in _V1_AUDIENCES
+
+
+def token_scope_for(server: MCPServerConfig, platform_scope: str) -> str:
+    """Which token a server needs: ``{audience}/{scope}`` or ``{audience}/.default`` for a V2 server (its own
+    audience), the platform scope for V1 (they share the platform token)."""
+    if not is_v2_server(server):
+        return platform_scope
+    audience = (server.audience or "").strip().rstrip("/")
+    scope = (server.scope or "").strip().lstrip("/")
+    return f"{audience}/{scope or '.default'}"
 
 
 class Discovery(ServicePart):
