@@ -70,10 +70,6 @@ class Discovery(ServicePart):
         self.tokens = Tokens(shared)
         self.entries: AsyncTTLCache[tuple[MCPServerConfig, ...]] = shared.cache("discovery")
 
-    def clear(self) -> None:
-        self.tokens.cache.clear()
-        self.entries.clear()
-
     async def list_tool_servers(
         self,
         turn: Turn,

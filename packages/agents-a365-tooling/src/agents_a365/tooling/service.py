@@ -10,7 +10,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
-from types import TracebackType
 from typing import Any, Self
 
 import httpx
@@ -139,14 +138,12 @@ class McpToolServerConfigurationService:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    async def __aexit__(self, *_: object) -> None:
         await self.aclose()
 
     def clear_caches(self) -> None:
-        self._discovery.clear()
-        self.tool_definitions.clear()
+        for cache in (self._discovery.tokens.cache, self._discovery.entries, self.tool_definitions):
+            cache.clear()
 
     def __repr__(self) -> str:
         return f"McpToolServerConfigurationService({self.configuration!r})"
