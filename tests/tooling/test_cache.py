@@ -15,8 +15,12 @@ async def test_concurrent_callers_share_one_creation() -> None:
         await asyncio.sleep(0.01)
         return "value", 60
 
-    assert await asyncio.gather(*(cache.get_or_create("k", create) for _ in range(20))) == ["value"] * 20
+    results = await asyncio.gather(*(cache.get_or_create("k", create) for _ in range(20)))
+    assert results == [("value", False)] + [("value", True)] * 19  # the first caller's creation, joined
     assert calls == 1
+    assert await cache.get_or_create("k", create) == ("value", True)
+    assert await cache.get_or_create(None, create) == ("value", False)  # without a key: uncached
+    assert calls == 2
 
 
 async def test_failures_reach_every_waiter_and_are_not_cached() -> None:
@@ -44,9 +48,9 @@ def test_entries_expire_and_capacity_is_bounded() -> None:
     cache.put("a", 1, ttl=10)
     cache.put("b", 2, ttl=10)
     cache.put("c", 3, ttl=10)
-    assert cache.get("a") is None
+    assert cache.lookup("a") is None
     assert len(cache) == 2
     now[0] = 11
-    assert cache.get("b") is None
+    assert cache.lookup("b") is None
     cache.put("d", 4, ttl=0)  # a non-positive ttl is never stored
-    assert cache.get("d") is None
+    assert cache.lookup("d") is None

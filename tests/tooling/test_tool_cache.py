@@ -51,6 +51,22 @@ def test_entries_expire_after_the_ttl_and_zero_disables() -> None:
         ToolDefinitionCache(-1)
 
 
+def test_a_ttl_function_is_read_at_each_use() -> None:
+    clock, ttl = Clock(), [10.0]
+    cache = ToolDefinitionCache(lambda: ttl[0], clock=clock)
+    cache.put(URL, ALICE, TOOLS)
+    clock.now = 15
+    assert cache.get(URL, ALICE) is None
+    ttl[0] = 20
+    assert cache.get(URL, ALICE) == tuple(TOOLS)  # judged by the TTL as read now
+    assert cache.ttl == 20
+    ttl[0] = 0
+    cache.put(URL, BOB, TOOLS)
+    assert cache.get(URL, BOB) is None  # 0: off
+    cache.ttl = 30  # a value assigned replaces the function
+    assert cache.ttl == 30
+
+
 def test_least_recently_used_goes_first_and_invalidate_forgets() -> None:
     cache = ToolDefinitionCache(60, max_entries=2)
     cache.put(URL + "/a", ALICE, TOOLS)

@@ -5,9 +5,8 @@
 __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 
 from ._cache import ToolDefinitionCache
-from ._scopes import get_mcp_platform_authentication_scope
 from ._telemetry import configure_telemetry
-from .configuration import ToolingConfiguration
+from .configuration import ToolingConfiguration, get_mcp_platform_authentication_scope
 from .constants import DEFAULT_PLATFORM_ENDPOINT, DEFAULT_PLATFORM_SCOPE, PLATFORM_APP_ID, Headers
 from .errors import (
     ChatHistorySendError,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import json
 import logging
 import time
 import weakref
@@ -19,10 +20,13 @@ from typing import Generic, TypeVar
 
 from mcp.types import Tool
 
+from agents_a365.runtime.settings import Override
+
 from ._stepwise import Steps, run, run_cooperatively
+from ._telemetry_hooks import cache_lookup
 from .constants import DEFAULT_CACHE_MAX_ENTRIES
 
-__all__ = ["AsyncTTLCache", "MaxEntries", "ToolDefinitionCache"]
+__all__ = ["AsyncTTLCache", "ToolDefinitionCache"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,28 +47,27 @@ MAX_REFRESHES = 4
 """Background refreshes in flight per cache: when every user's entry expires at once, the refreshes trickle
 (an entry waiting for a slot still serves) instead of competing with the turns for the servers."""
 
-MaxEntries = int | Callable[[], int]
-"""A bound, or a function read at each store (a setting changed at run time applies to the next)."""
-
 
 class AsyncTTLCache(Generic[V]):
     def __init__(
-        self, max_entries: MaxEntries = DEFAULT_CACHE_MAX_ENTRIES, clock: Callable[[], float] = time.monotonic
+        self,
+        max_entries: Override[int] = DEFAULT_CACHE_MAX_ENTRIES,
+        clock: Callable[[], float] = time.monotonic,
+        name: str | None = None,
     ) -> None:
+        self.name = name
+        """Lookups are counted as hits or misses of the cache of this name (:func:`cache_lookup`); ``None``:
+        not counted."""
         self._entries: OrderedDict[Hashable, tuple[V, float, float]] = OrderedDict()  # value, stored at, ttl
         self._pending: dict[Hashable, _Flight[V]] = {}
         self._refreshing = 0  # background refreshes in flight (at most MAX_REFRESHES)
-        self._max_entries = max_entries
+        self._max_entries = max_entries  # a function is read at each store (a setting changed at run time)
         self._clock = clock
 
-    def get(self, key: Hashable, ttl: float | None = None) -> V | None:
-        """The value if still fresh: younger than ``ttl`` when given (a TTL read from the settings at each
-        use applies to entries already stored), else than the TTL it was stored with."""
-        found = self._lookup(key, ttl, stale=False)
-        return None if found is None else found[0]
-
-    def _lookup(self, key: Hashable, ttl: float | None, stale: bool) -> tuple[V, bool] | None:
-        """``(value, fresh)``; with ``stale``, an entry expired less than one TTL ago too (not fresh)."""
+    def lookup(self, key: Hashable, ttl: float | None = None, stale: bool = False) -> tuple[V, bool] | None:
+        """``(value, fresh)`` if the entry is fresh: younger than ``ttl`` when given (a TTL read from the
+        settings at each use applies to entries already stored), else than the TTL it was stored with; with
+        ``stale``, an entry expired less than one TTL ago too (not fresh)."""
         entry = self._entries.get(key)
         if entry is None:
             return None
@@ -90,33 +93,42 @@ class AsyncTTLCache(Generic[V]):
 
     async def get_or_create(
         self,
-        key: Hashable,
+        key: Hashable | None,
         create: Callable[[], Awaitable[tuple[V, float]]],
         ttl: float | None = None,
         *,
         stale: bool = False,
-    ) -> V:
-        """The cached value (fresh as :meth:`get` says), or ``create()``'s ``(value, ttl)``; one creation per
-        key at a time. With ``stale``, an entry expired less than one TTL ago is returned at once and
-        refreshed in the background: a caller never waits on, nor fails with, that refresh (a failed one
-        keeps the entry until it is two TTLs old; at most ``MAX_REFRESHES`` run at a time)."""
-        found = self._lookup(key, ttl, stale)
+    ) -> tuple[V, bool]:
+        """``(value, hit)``: the cached value (fresh as :meth:`lookup` says), or ``create()``'s ``(value,
+        ttl)``; one creation per key at a time (``hit``: this caller started none). Without a key,
+        ``create()``'s value, uncached. With ``stale``, an entry expired less than one TTL ago is returned at
+        once and refreshed in the background: a caller never waits on, nor fails with, that refresh (a failed
+        one keeps the entry until it is two TTLs old; at most ``MAX_REFRESHES`` run at a time). Lookups are
+        counted as :attr:`name` says."""
+        if key is None:
+            return (await create())[0], False
+        found = self.lookup(key, ttl, stale)
         if found is not None:
             if not found[1] and key not in self._pending and self._refreshing < MAX_REFRESHES:
                 self._refreshing += 1
                 self._start(key, create).task.add_done_callback(self._refreshed)
-            return found[0]
-        flight = self._pending.get(key) or self._start(key, create)
-        flight.waiters += 1
-        try:
-            return await asyncio.shield(flight.task)
-        except asyncio.CancelledError:
-            # This caller gave up (its turn was cancelled). Only when nobody else waits is the
-            # shared work cancelled; the others still get its result.
-            flight.waiters -= 1
-            if flight.waiters == 0 and not flight.task.done():
-                flight.task.cancel()
-            raise
+            value, hit = found[0], True
+        else:
+            hit = key in self._pending  # joining another caller's creation
+            flight = self._pending[key] if hit else self._start(key, create)
+            flight.waiters += 1
+            try:
+                value = await asyncio.shield(flight.task)
+            except asyncio.CancelledError:
+                # This caller gave up (its turn was cancelled). Only when nobody else waits is the
+                # shared work cancelled; the others still get its result.
+                flight.waiters -= 1
+                if flight.waiters == 0 and not flight.task.done():
+                    flight.task.cancel()
+                raise
+        if self.name is not None:
+            cache_lookup(self.name, hit=hit)
+        return value, hit
 
     def _start(self, key: Hashable, create: Callable[[], Awaitable[tuple[V, float]]]) -> _Flight[V]:
         flight = _Flight(asyncio.get_running_loop().create_task(self._create(key, create)))
@@ -140,8 +152,7 @@ class AsyncTTLCache(Generic[V]):
         return value
 
     def _landed(self, key: Hashable, flight: _Flight[V], _task: object) -> None:
-        if self._pending.get(key) is flight:
-            del self._pending[key]
+        del self._pending[key]  # the key's only flight: no other starts while it is pending
         if (
             not flight.task.cancelled()
             and (error := flight.task.exception()) is not None
@@ -172,30 +183,12 @@ class _Definitions:
         self.tools = tools
 
 
-_Key = tuple[str, str]
-
-
 def _fingerprint(headers: Mapping[str, str]) -> str:
     # Every header the server sees (Authorization above all) is part of the key, so a definition
-    # listed with one user's token is never handed to another user. Only a digest is kept.
-    digest = hashlib.sha256()
-    for name, value in sorted((k.lower(), v) for k, v in headers.items()):
-        digest.update(name.encode("utf-8", "surrogatepass"))
-        digest.update(b"\x00")
-        digest.update(value.encode("utf-8", "surrogatepass"))
-        digest.update(b"\x01")
-    return digest.hexdigest()
-
-
-def _content(tools: Iterable[Tool]) -> Steps[tuple[str, tuple[Tool, ...]]]:
-    """The definitions and their digest, one tool per step (3,000 large ones take ~80 ms)."""
-    listed = tuple(tools)
-    digest = hashlib.sha256()
-    for tool in listed:
-        yield
-        digest.update(tool.model_dump_json().encode())
-        digest.update(b"\x00")
-    return digest.hexdigest(), listed
+    # listed with one user's token is never handed to another user. Only a digest is kept (of JSON: names and
+    # values stay apart whatever they hold, and its ASCII escapes take any string).
+    pairs = sorted((name.lower(), value) for name, value in headers.items())
+    return hashlib.sha256(json.dumps(pairs).encode()).hexdigest()
 
 
 class ToolDefinitionCache:
@@ -203,32 +196,39 @@ class ToolDefinitionCache:
     user), each distinct set of definitions stored once (content-addressed): users whose servers list
     the same tools share one copy, an entry costs a key and a reference.
 
-    Entries live ``ttl`` seconds (``0`` disables the cache: every turn lists the tools again); an entry
-    expired less than ``ttl`` ago still serves while one listing refreshes it in the background, so a turn
-    never waits on, nor fails with, a refresh. The least recently used entry goes first beyond
-    ``max_entries``. The cached definitions are shared ``mcp.types.Tool`` objects: treat them as read-only.
+    Entries live ``ttl`` seconds (``0`` disables the cache: every turn lists the tools again; a function is
+    read at each use, so a setting changed at run time applies to the next lookup); an entry expired less
+    than ``ttl`` ago still serves while one listing refreshes it in the background, so a turn never waits
+    on, nor fails with, a refresh. The least recently used entry goes first beyond ``max_entries`` (a
+    function: read at each store). The cached definitions are shared ``mcp.types.Tool`` objects: treat them
+    as read-only.
     """
 
     def __init__(
         self,
-        ttl: float,
+        ttl: Override[float],
         *,
-        max_entries: MaxEntries = DEFAULT_CACHE_MAX_ENTRIES,
+        max_entries: Override[int] = DEFAULT_CACHE_MAX_ENTRIES,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if ttl < 0:
+        if not callable(ttl) and ttl < 0:
             raise ValueError("ttl must be >= 0")
-        self.ttl = ttl
+        self._ttl = ttl
         self._entries: AsyncTTLCache[_Definitions] = AsyncTTLCache(max_entries, clock)
         self._sets: weakref.WeakValueDictionary[str, _Definitions] = weakref.WeakValueDictionary()
 
-    @staticmethod
-    def key(url: str, headers: Mapping[str, str]) -> _Key:
-        return url.strip().rstrip("/").lower(), _fingerprint(headers)
-
     @property
-    def enabled(self) -> bool:
-        return self.ttl > 0
+    def ttl(self) -> float:
+        """Seconds an entry lives, as read now."""
+        return self._ttl() if callable(self._ttl) else self._ttl
+
+    @ttl.setter
+    def ttl(self, ttl: Override[float]) -> None:
+        self._ttl = ttl
+
+    @staticmethod
+    def key(url: str, headers: Mapping[str, str]) -> tuple[str, str]:
+        return url.strip().rstrip("/").lower(), _fingerprint(headers)
 
     @property
     def distinct_sets(self) -> int:
@@ -237,32 +237,36 @@ class ToolDefinitionCache:
 
     def get(self, url: str, headers: Mapping[str, str]) -> tuple[Tool, ...] | None:
         """The definitions listed for this server with exactly these headers, if still fresh."""
-        found = self._entries.get(self.key(url, headers), self.ttl)
-        return None if found is None else found.tools
+        found = self._entries.lookup(self.key(url, headers), self.ttl)
+        return None if found is None else found[0].tools
 
     def put(self, url: str, headers: Mapping[str, str], tools: Iterable[Tool]) -> None:
-        if self.enabled:
-            self._entries.put(self.key(url, headers), self._shared(*run(_content(tools))), self.ttl)
+        self._entries.put(self.key(url, headers), run(self._stored(tools)), self.ttl)  # not with a TTL of 0
 
     async def get_or_list(
         self, url: str, headers: Mapping[str, str], list_tools: Callable[[], Awaitable[Iterable[Tool]]]
     ) -> tuple[Tool, ...]:
         """The cached definitions, or ``list_tools()``'s (cached): concurrent callers share one listing."""
+        ttl = self.ttl  # read once per lookup
 
         async def listed() -> tuple[_Definitions, float]:
-            return self._shared(*await run_cooperatively(_content(await list_tools()))), self.ttl
+            return await run_cooperatively(self._stored(await list_tools())), ttl
 
         key = self.key(url, headers)
-        if not self.enabled:
+        if ttl <= 0:
             self._entries.invalidate(key)  # disabled: what was stored before is stale too
             return tuple(await list_tools())
-        return (await self._entries.get_or_create(key, listed, self.ttl, stale=True)).tools
+        return (await self._entries.get_or_create(key, listed, ttl, stale=True))[0].tools
 
-    def _shared(self, digest: str, tools: tuple[Tool, ...]) -> _Definitions:
-        found = self._sets.get(digest)
-        if found is None:
-            found = self._sets[digest] = _Definitions(tools)
-        return found
+    def _stored(self, tools: Iterable[Tool]) -> Steps[_Definitions]:
+        """``tools`` as stored: one object per distinct content, found by its digest, taken one tool per step
+        (3,000 large ones take ~80 ms)."""
+        listed = tuple(tools)
+        digest = hashlib.sha256()
+        for tool in listed:
+            yield
+            digest.update(tool.model_dump_json().encode())  # JSON objects end themselves: no separator
+        return self._sets.setdefault(digest.hexdigest(), _Definitions(listed))
 
     def refreshes(self) -> list[asyncio.Task[_Definitions]]:
         """Cancel the background listings (see :meth:`AsyncTTLCache.refreshes`)."""

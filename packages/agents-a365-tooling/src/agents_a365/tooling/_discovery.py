@@ -24,13 +24,13 @@ from ._deprecation import check_options
 from ._manifest import entries_stepwise, read_manifest
 from ._part import ServicePart, Shared
 from ._redact import scrub
-from ._scopes import is_v2_server, token_scope_for
 from ._spans import identity_attributes, operation, tracing
 from ._stepwise import Steps, json_value, mapped, run_cooperatively
-from ._tokens import Tokens, cached, strip_bearer, usable_token
+from ._tokens import Tokens, strip_bearer, usable_token
 from ._tool_names import unique_server_steps
 from ._turn import Turn, TurnKey
 from ._urls import path_segment, validate_server_name, validate_token_url
+from .constants import PLATFORM_APP_ID
 from .errors import ToolServerDiscoveryError
 from .headers import build_request_headers
 from .models import MCPServerConfig, ToolingManifestEntry, ToolOptions
@@ -41,8 +41,25 @@ _Headers = Callable[..., dict[str, str]]  # build_request_headers for this turn 
 _Listed = tuple[MCPServerConfig, dict[str, str]]  # a server and the headers to connect with
 
 
+_V1_AUDIENCES = frozenset({PLATFORM_APP_ID, f"api://{PLATFORM_APP_ID}", "default"})
+
+
 def _env_token_name(server_name: str) -> str:
     return "BEARER_TOKEN_" + re.sub(r"[^A-Z0-9]", "_", server_name.upper())
+
+
+def is_v2_server(server: MCPServerConfig) -> bool:
+    return server.audience is not None and server.audience.strip().lower() not in _V1_AUDIENCES
+
+
+def token_scope_for(server: MCPServerConfig, platform_scope: str) -> str:
+    """Which token a server needs: ``{audience}/{scope}`` or ``{audience}/.default`` for a V2 server (its own
+    audience), the platform scope for V1 (they share the platform token)."""
+    if not is_v2_server(server):
+        return platform_scope
+    audience = (server.audience or "").strip().rstrip("/")
+    scope = (server.scope or "").strip().lstrip("/")
+    return f"{audience}/{scope or '.default'}"
 
 
 class Discovery(ServicePart):
@@ -51,11 +68,7 @@ class Discovery(ServicePart):
     def __init__(self, shared: Shared) -> None:
         super().__init__(shared)
         self.tokens = Tokens(shared)
-        self.entries: AsyncTTLCache[tuple[MCPServerConfig, ...]] = shared.cache()
-
-    def clear(self) -> None:
-        self.tokens.cache.clear()
-        self.entries.clear()
+        self.entries: AsyncTTLCache[tuple[MCPServerConfig, ...]] = shared.cache("discovery")
 
     async def list_tool_servers(
         self,
@@ -218,7 +231,7 @@ class Discovery(ServicePart):
         cache_key = None if key is None else ("discovery", url, key)
         # An expired answer serves one more TTL while it is refreshed: a gateway that is slow or down when
         # every user's entry expires at once (a host's users started together) fails no turn.
-        entries, hit = await cached(self.entries, "discovery", cache_key, create, stale=True)
+        entries, hit = await self.entries.get_or_create(cache_key, create, stale=True)
         if hit:
             logger.debug("discovery for agent %s: cache hit (%d server(s))", agent_id, len(entries))
         return entries

@@ -19,9 +19,10 @@ class Shared(NamedTuple):
     client: Callable[[], httpx.AsyncClient]
     """The HTTP client of the running event loop (the service makes one per loop)."""
 
-    def cache(self) -> AsyncTTLCache[Any]:
-        """A cache of at most ``cache_max_entries`` (read at each store) on the service's clock."""
-        return AsyncTTLCache(lambda: self.configuration.cache_max_entries, self.clock)
+    def cache(self, name: str) -> AsyncTTLCache[Any]:
+        """The cache ``name`` (its lookups counted as such) of at most ``cache_max_entries`` (read at each
+        store) on the service's clock."""
+        return AsyncTTLCache(lambda: self.configuration.cache_max_entries, self.clock, name)
 
 
 class ServicePart:

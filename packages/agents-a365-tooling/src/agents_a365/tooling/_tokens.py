@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Hashable
-from typing import TypeVar
 
 from agents_a365.runtime import (
     AgenticAuthenticationService,
@@ -24,13 +22,10 @@ from ._cache import AsyncTTLCache
 from ._part import ServicePart, Shared
 from ._redact import scrub
 from ._spans import token_exchange_span
-from ._telemetry_hooks import cache_lookup
 from ._turn import Turn
 from .errors import TokenAcquisitionError
 
-__all__ = ["Tokens", "cached", "strip_bearer", "usable_token"]
-
-V = TypeVar("V")
+__all__ = ["Tokens", "strip_bearer", "usable_token"]
 
 logger = logging.getLogger("agents_a365.tooling.service")  # the name users already filter on
 
@@ -52,7 +47,7 @@ class Tokens(ServicePart):
 
     def __init__(self, shared: Shared) -> None:
         super().__init__(shared)
-        self.cache: AsyncTTLCache[str] = shared.cache()
+        self.cache: AsyncTTLCache[str] = shared.cache("token")
 
     async def exchange(
         self,
@@ -100,32 +95,7 @@ class Tokens(ServicePart):
                     raise failure(f"returned an unusable token: {exc}") from exc
                 return token, exp - time.time() - max(self.configuration.token_expiry_skew, 0.0)
 
-        token, hit = await cached(self.cache, "token", cache_key, create)
+        token, hit = await self.cache.get_or_create(cache_key, create)
         if hit:
             logger.debug("token for scope %r (%s): cache hit", scope, what)
         return token
-
-
-async def cached(
-    cache: AsyncTTLCache[V],
-    name: str,
-    key: Hashable | None,
-    create: Callable[[], Awaitable[tuple[V, float]]],
-    *,
-    stale: bool = False,
-) -> tuple[V, bool]:
-    """``(value, hit)``: ``cache``'s value for ``key`` or ``create()``'s (uncached without a key), the lookup
-    counted as a hit or miss of the cache ``name`` (see :func:`cache_lookup`). ``stale``: see
-    :meth:`AsyncTTLCache.get_or_create` (never for tokens: an expired token is refused)."""
-    if key is None:
-        return (await create())[0], False
-    created = False
-
-    async def fill() -> tuple[V, float]:
-        nonlocal created
-        created = True
-        return await create()
-
-    value = await cache.get_or_create(key, fill, stale=stale)
-    cache_lookup(name, hit=not created)
-    return value, not created

@@ -14,7 +14,7 @@ from .constants import (
     MANIFEST_FILE_NAME,
 )
 
-__all__ = ["ToolingConfiguration"]
+__all__ = ["ToolingConfiguration", "get_mcp_platform_authentication_scope"]
 
 
 def _parse_endpoint(value: str) -> str:
@@ -150,3 +150,9 @@ class ToolingConfiguration(RuntimeConfiguration):
             f"ToolingConfiguration(mcp_platform_endpoint={self.mcp_platform_endpoint!r}, "
             f"use_tooling_manifest={self.use_tooling_manifest!r}, environment={self.environment!r})"
         )
+
+
+def get_mcp_platform_authentication_scope() -> list[str]:
+    """The platform scope (``MCP_PLATFORM_AUTHENTICATION_SCOPE``, default ``ea9ffc3e-…/.default``) as a
+    one-item list: what hosting-core's ``exchange_token`` takes (Microsoft's helper of the same name)."""
+    return [ToolingConfiguration().mcp_platform_authentication_scope]

@@ -10,7 +10,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
-from types import TracebackType
 from typing import Any, Self
 
 import httpx
@@ -83,26 +82,14 @@ class McpToolServerConfigurationService:
         shared = Shared(self.configuration, clock, lambda: self.http_client)
         self._discovery = Discovery(shared)
         self._threat_protection = ThreatProtection(shared)
-        self._tool_definitions = ToolDefinitionCache(
-            max(self.configuration.tool_cache_ttl, 0.0),
+        self.tool_definitions = ToolDefinitionCache(
+            lambda: max(self.configuration.tool_cache_ttl, 0.0),
             max_entries=lambda: self.configuration.cache_max_entries,
             clock=clock,
         )
-        self._tool_cache_ttl_from_settings = True
-
-    @property
-    def tool_definitions(self) -> ToolDefinitionCache:
         """MCP ``tools/list`` results per server and headers, for the extensions' warm turns. Its TTL is
-        ``tool_cache_ttl`` as read at each use (a change applies to the next turn), unless you assigned a
-        cache of your own: that one keeps its TTL."""
-        if self._tool_cache_ttl_from_settings:
-            self._tool_definitions.ttl = max(self.configuration.tool_cache_ttl, 0.0)
-        return self._tool_definitions
-
-    @tool_definitions.setter
-    def tool_definitions(self, cache: ToolDefinitionCache) -> None:
-        self._tool_definitions = cache
-        self._tool_cache_ttl_from_settings = False
+        ``tool_cache_ttl`` as read at each use (a change applies to the next turn); a cache of your own
+        assigned here keeps its own TTL."""
 
     # -- lifecycle -------------------------------------------------------------------------
     @property
@@ -134,7 +121,7 @@ class McpToolServerConfigurationService:
         if self._client_loop is not _running_loop():
             self._threat_protection.reset()  # sends of another event loop cannot be awaited from this one
         await self._threat_protection.drain(self.clock)
-        refreshes = self._discovery.entries.refreshes() + self._tool_definitions.refreshes()
+        refreshes = self._discovery.entries.refreshes() + self.tool_definitions.refreshes()
         await asyncio.gather(*refreshes, return_exceptions=True)  # cancelled: nobody waits for them
         pool, self._pool = self._pool, None
         if pool is not None and self._pool_loop is _running_loop():
@@ -151,14 +138,12 @@ class McpToolServerConfigurationService:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    async def __aexit__(self, *_: object) -> None:
         await self.aclose()
 
     def clear_caches(self) -> None:
-        self._discovery.clear()
-        self._tool_definitions.clear()
+        for cache in (self._discovery.tokens.cache, self._discovery.entries, self.tool_definitions):
+            cache.clear()
 
     def __repr__(self) -> str:
         return f"McpToolServerConfigurationService({self.configuration!r})"
