@@ -86,6 +86,16 @@ def test_no_token_is_kept_in_keys_or_repr() -> None:
     assert not any("alice-token" in part for part in cache.key(URL, ALICE))  # what entries are kept under
 
 
+def test_no_two_header_sets_share_a_key() -> None:
+    """The key digests every name and value with its length: a value holding what a separator would be cannot
+    pass for two headers (the name/value boundaries of one set never read as another's)."""
+    one = ToolDefinitionCache.key(URL, {"a": "x\x01b\x00c"})
+    two = ToolDefinitionCache.key(URL, {"a": "x", "b": "c"})
+    assert one != two
+    assert ToolDefinitionCache.key(URL, {"A": "1"}) == ToolDefinitionCache.key(URL, {"a": "1"})  # names: any case
+    assert ToolDefinitionCache.key(URL, {"ab": "c"}) != ToolDefinitionCache.key(URL, {"a": "bc"})
+
+
 def test_ttl_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     assert ToolingConfiguration().tool_cache_ttl == 300
     monkeypatch.setenv("A365_TOOL_CACHE_TTL", "5")
