@@ -58,16 +58,12 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
     def handle(self, event: Any) -> None:
         if isinstance(event, BaseMessage):
             self._message(event)
-        elif isinstance(event, tuple) and len(event) == 3:  # (namespace, mode, payload) with subgraphs=True
-            self.handle(event[1:])
-        elif isinstance(event, tuple) and len(event) == 2:
-            head, payload = event
+        elif isinstance(event, tuple) and len(event) in (2, 3):
+            head, payload = event[-2:]  # (namespace, mode, payload) with subgraphs=True and several modes
             if isinstance(head, BaseMessage):  # stream_mode="messages"
                 self._message(head)
-            elif head == "messages" or isinstance(head, tuple):  # or (namespace, payload), subgraphs=True
+            elif head in ("messages", "updates") or isinstance(head, tuple):  # or (namespace, payload)
                 self.handle(payload)
-            elif head == "updates" and isinstance(payload, Mapping):
-                self._updates(payload)
         elif isinstance(event, Mapping) and "event" in event and "data" in event:
             self._stream_event(event)
         elif isinstance(event, Mapping):
@@ -85,10 +81,9 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
     def _stream_event(self, event: Mapping[str, Any]) -> None:
         kind, data = event.get("event"), event.get("data") or {}
         if kind == "on_chat_model_stream":
-            message = data.get("chunk")
-        else:
-            message = data.get("output") if kind in ("on_chat_model_end", "on_tool_end") else None
-        self._message(message)
+            self._message(data.get("chunk"))
+        elif kind in ("on_chat_model_end", "on_tool_end"):
+            self._message(data.get("output"))
 
     # -- messages ----------------------------------------------------------------------------------------
 
@@ -121,10 +116,9 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
 
     def _ai_message(self, message: AIMessage) -> None:
         state = self.state
-        if message.id is not None and message.id == state.step_model_id:
-            state.end_model_output()
-        else:  # a model that did not stream (or a message only seen in ``updates``)
-            self._model_output(message)
+        # The message of a streamed model ends the step's output; its streamed tool inputs end with its calls.
+        if message.id is None or message.id != state.step_model_id:
+            self._model_output(message)  # a model that did not stream (or a message only seen in ``updates``)
         for call in (*message.tool_calls, *message.invalid_tool_calls):  # invalid ones carry their raw text
             if call.get("id"):
                 state.tool_call(str(call["id"]), call.get("name") or "unknown", call.get("args") or "")
