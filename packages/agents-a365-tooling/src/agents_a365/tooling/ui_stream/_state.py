@@ -156,11 +156,10 @@ class UIMessageStreamState:
         call.tool_name = call.tool_name or tool_name or None
         if delta:
             call.pieces.append(delta)
-        if call.started:
-            if delta:
+            if call.started:
                 self._tool("input-delta", call.tool_call_id, inputTextDelta=delta)
-        elif call.tool_call_id is not None and call.tool_name is not None:
-            self._announce(call)
+        if not call.started and call.tool_call_id is not None and call.tool_name is not None:
+            self._announce(call)  # with every piece so far
 
     def _announce(self, call: _ToolInput) -> None:
         call.started = True
