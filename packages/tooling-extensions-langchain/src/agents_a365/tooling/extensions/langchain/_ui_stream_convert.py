@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 from langchain_core.utils.json import parse_partial_json
@@ -133,25 +133,25 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
         """Text and reasoning of model message ``message`` (a chunk or a whole message)."""
         state = self.state
         state.model_message(message.id)
-        self._reasoning(message.additional_kwargs.get("reasoning_content"))
+        self._delta("reasoning", message.additional_kwargs.get("reasoning_content"))
         content = message.content
         for block in [content] if isinstance(content, str) else content:
             if isinstance(block, str):
                 state.delta("text", block)
             elif block.get("type") == "text":
-                if isinstance(text := block.get("text"), str):
-                    state.delta("text", text)
+                self._delta("text", block.get("text"))
             elif block.get("type") == "reasoning":
-                self._reasoning(block.get("reasoning"))
+                self._delta("reasoning", block.get("reasoning"))
                 for summary in block.get("summary") or ():  # OpenAI Responses v0 format
                     if isinstance(summary, Mapping):
-                        self._reasoning(summary.get("text"))
+                        self._delta("reasoning", summary.get("text"))
             elif block.get("type") == "thinking":  # Anthropic native format
-                self._reasoning(block.get("thinking"))
+                self._delta("reasoning", block.get("thinking"))
 
-    def _reasoning(self, value: Any) -> None:
+    def _delta(self, kind: Literal["text", "reasoning"], value: Any) -> None:
+        """A text or reasoning field of a provider's content, sent when it is text."""
         if isinstance(value, str):
-            self.state.delta("reasoning", value)
+            self.state.delta(kind, value)
 
     def _finish_reason(self, message: AIMessage) -> None:
         metadata = message.response_metadata or {}
