@@ -96,6 +96,23 @@ def test_output_for_an_unannounced_call_announces_it_and_duplicates_are_dropped(
     ]
 
 
+def test_finish_reason_is_tool_calls_only_when_the_last_step_holds_a_tool_call() -> None:
+    def finish_reason(*steps: list[str]) -> str:
+        state = UIMessageStreamState("m")
+        for number, step in enumerate(steps):
+            state.model_message(f"r{number}")
+            for call_id in step:
+                state.tool_call(call_id, "f", "{}")
+                state.tool_result(call_id, "ok")
+            state.delta("text", "answer")
+        state.finish()
+        return str(state.drain()[-1]["finishReason"])
+
+    assert finish_reason(["a"]) == "tool-calls"  # e.g. the run stopped after the tools ran
+    assert finish_reason(["a", "b"], []) == "stop"
+    assert finish_reason([]) == "stop"
+
+
 async def test_fifty_thousand_text_chunks_keep_the_buffers_empty(validate: Validate) -> None:
     """Per-chunk work is constant and nothing accumulates: only open tool-call buffers hold data."""
     converter = LangChainUIStreamConverter()

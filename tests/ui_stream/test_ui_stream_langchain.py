@@ -226,3 +226,18 @@ async def test_a_model_inside_a_tool_is_hidden_by_langgraphs_nostream_tag(valida
         ("text", "Done."),
     ]
     assert "inner" not in sse
+
+
+async def test_text_and_reasoning_in_every_provider_format(validate: Validate) -> None:
+    """Text blocks, Anthropic ``thinking``, OpenAI reasoning summaries and ``reasoning_content`` kwargs."""
+
+    async def chunks() -> Any:
+        yield AIMessageChunk(content="", id="m", additional_kwargs={"reasoning_content": "Plan. "})
+        yield AIMessageChunk(content=[{"type": "thinking", "thinking": "Think. "}], id="m")
+        yield AIMessageChunk(content=[{"type": "reasoning", "summary": [{"text": "Sum."}, "odd"]}], id="m")
+        yield AIMessageChunk(content=[{"type": "text", "text": "Hi"}, {"type": "text", "text": None}], id="m")
+        yield AIMessageChunk(content=["!"], id="m", chunk_position="last")
+
+    sse = await collect(LangChainUIStreamConverter().frames(chunks()))
+    message = assert_clean((await validate({"s": sse}))["s"])
+    assert summarize(message) == ["step", ("reasoning", "Plan. Think. Sum."), ("text", "Hi!")]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterable, Callable
@@ -46,7 +45,6 @@ class UIStreamConverter(ABC, Generic[EventT]):
 
     async def chunks(self, events: AsyncIterable[EventT]) -> AsyncGenerator[UIChunk, None]:
         state = self.state
-        state.start()
         iterator = aiter(events)
         try:
             for chunk in state.drain():
@@ -67,8 +65,8 @@ class UIStreamConverter(ABC, Generic[EventT]):
             raise
         finally:
             aclose = getattr(iterator, "aclose", None)
-            if aclose is not None and inspect.isawaitable(result := aclose()):
-                await result
+            if aclose is not None:  # an async generator (a plain async iterator has nothing to close)
+                await aclose()
 
     async def frames(self, events: AsyncIterable[EventT]) -> AsyncGenerator[str, None]:
         """SSE frames, ``data: [DONE]`` last."""

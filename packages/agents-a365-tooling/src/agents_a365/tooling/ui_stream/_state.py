@@ -43,14 +43,13 @@ class UIMessageStreamState:
         self.finish_reason: FinishReason | None = None
         """Set by converters from the provider's stop reason; ``finish()`` derives one otherwise."""
         self.finished = False
-        self._out: list[UIChunk] = []
+        # ``start`` is always the first chunk: the client sees the response begin before the agent's output.
+        self._out: list[UIChunk] = [{"type": "start", "messageId": self.message_id}]
         self._counter = 0
-        self._started = False
         self._step_open = False
         self.step_model_id: Hashable | None = None
         """The model message the current step shows (see ``model_message``)."""
         self._step_seen: set[Hashable] = set()
-        self._step_had_tool_calls = False
         # The open text or reasoning part (at most one is open): (kind, part id, the converter's key).
         self._part: tuple[str, str, Hashable] | None = None
         self._parser = arguments_parser
@@ -76,26 +75,19 @@ class UIMessageStreamState:
 
     # -- message and steps -----------------------------------------------------------------------------
 
-    def start(self) -> None:
-        if not self._started:
-            self._started = True
-            self._out.append({"type": "start", "messageId": self.message_id})
-
     def start_step(self) -> None:
         """Close the current step (if any) and open a new one."""
-        self.start()
-        if self._step_open:
-            self._close_step()
+        self._close_step()
         self._step_open = True
         self.step_model_id = None
-        self._step_had_tool_calls = False
         self._out.append({"type": "start-step"})
 
     def _close_step(self) -> None:
-        self.end_model_output()
-        self._step_open = False
-        self._step_seen.clear()
-        self._out.append({"type": "finish-step"})
+        if self._step_open:
+            self.end_model_output()
+            self._step_open = False
+            self._step_seen.clear()
+            self._out.append({"type": "finish-step"})
 
     def _new_part(self) -> None:
         """End open text/reasoning and make sure a step is open before a new part starts."""
@@ -134,10 +126,10 @@ class UIMessageStreamState:
             self._out.append({"type": f"{kind}-start", "id": part[1]})
         self._out.append({"type": f"{kind}-delta", "id": part[1], "delta": delta})
 
-    def end_part(self, kind: PartKind | None = None) -> None:
-        """End the open text or reasoning part (only if it is of ``kind``, when given)."""
+    def end_part(self) -> None:
+        """End the open text or reasoning part, if any."""
         part = self._part
-        if part is not None and kind in (None, part[0]):
+        if part is not None:
             self._out.append({"type": f"{part[0]}-end", "id": part[1]})
             self._part = None
 
@@ -164,19 +156,16 @@ class UIMessageStreamState:
         call.tool_name = call.tool_name or tool_name or None
         if delta:
             call.pieces.append(delta)
-        if call.started:
-            if delta:
+            if call.started:
                 self._tool("input-delta", call.tool_call_id, inputTextDelta=delta)
-        elif call.tool_call_id is not None and call.tool_name is not None:
-            self._announce(call)
+        if not call.started and call.tool_call_id is not None and call.tool_name is not None:
+            self._announce(call)  # with every piece so far
 
     def _announce(self, call: _ToolInput) -> None:
-        call.started = self._step_had_tool_calls = True
+        call.started = True
         self._tool("input-start", call.tool_call_id or "", toolName=call.tool_name or "")
         if call.pieces:
-            buffered = "".join(call.pieces)
-            call.pieces = [buffered]  # keep one piece: arguments are parsed once, at the end
-            self._tool("input-delta", call.tool_call_id, inputTextDelta=buffered)
+            self._tool("input-delta", call.tool_call_id, inputTextDelta="".join(call.pieces))
 
     def _tool(self, kind: str, tool_call_id: str | None, **fields: Any) -> None:
         self._out.append({"type": f"tool-{kind}", "toolCallId": tool_call_id, **fields})
@@ -200,15 +189,16 @@ class UIMessageStreamState:
             self._announce(call)
         if arguments is None:
             arguments = "".join(call.pieces)
-        ok, value, error = (
-            parse_arguments(arguments, self._parser) if isinstance(arguments, str) else (True, arguments, "")
-        )
-        self._awaiting[tool_call_id] = not ok
         self._step_seen.add(tool_call_id)
-        if ok:
-            self._tool("input-available", tool_call_id, toolName=call.tool_name, input=value)
+        try:
+            value = parse_arguments(arguments, self._parser) if isinstance(arguments, str) else arguments
+        except ValueError as exc:
+            self._awaiting[tool_call_id] = True
+            error = f"Invalid JSON in tool arguments: {exc}"
+            self._tool("input-error", tool_call_id, toolName=call.tool_name, input=arguments, errorText=error)
         else:
-            self._tool("input-error", tool_call_id, toolName=call.tool_name, input=value, errorText=error)
+            self._awaiting[tool_call_id] = False
+            self._tool("input-available", tool_call_id, toolName=call.tool_name, input=value)
 
     def tool_call(self, tool_call_id: str, tool_name: str, arguments: str | Any) -> None:
         """A complete tool call (arguments as text or parsed); ignored when this call was already announced.
@@ -251,7 +241,6 @@ class UIMessageStreamState:
 
     def error(self, error_text: str) -> None:
         """Report a failure of the run; the message is still finished cleanly by ``finish()``."""
-        self.start()
         self.end_model_output()
         self._out.append({"type": "error", "errorText": error_text})
         self.finish_reason = "error"
@@ -260,14 +249,13 @@ class UIMessageStreamState:
         """End every open part, fail calls that never got an output, close the step and the message."""
         if self.finished:
             return
-        self.start()
         self.end_model_output()
         for tool_call_id, invalid_input in self._awaiting.items():
             if not invalid_input:  # an argument error is already terminal
                 self._tool("output-error", tool_call_id, errorText=_UNFINISHED_TOOL_TEXT)
         self._awaiting.clear()
-        if self._step_open:
-            self._close_step()
-        reason = self.finish_reason or ("tool-calls" if self._step_had_tool_calls else "stop")
+        # Every tool call of the last step has been ended above, so it is among the ids seen in the step.
+        reason = self.finish_reason or ("tool-calls" if self._step_seen else "stop")
+        self._close_step()
         self._out.append({"type": "finish", "finishReason": reason})
         self.finished = True

@@ -46,17 +46,12 @@ def json_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, default=_to_jsonable, ensure_ascii=False)
 
 
-def parse_arguments(text: str, parser: ArgumentsParser | None = None) -> tuple[bool, Any, str]:
-    """Parse accumulated tool-call arguments once: ``(ok, value, error)``; empty arguments mean ``{}``.
+def parse_arguments(text: str, parser: ArgumentsParser | None = None) -> Any:
+    """Parse accumulated tool-call arguments once (``ValueError`` if invalid); empty arguments mean ``{}``.
 
     ``parser`` lets a converter accept exactly what its orchestrator accepts (strict JSON by default).
     """
-    if not text.strip():
-        return True, {}, ""
-    try:
-        return True, (parser or json.loads)(text), ""
-    except ValueError as exc:
-        return False, text, f"Invalid JSON in tool arguments: {exc}"
+    return (parser or json.loads)(text) if text.strip() else {}
 
 
 def output_as_json(value: Any) -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 from langchain_core.utils.json import parse_partial_json
@@ -58,16 +58,12 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
     def handle(self, event: Any) -> None:
         if isinstance(event, BaseMessage):
             self._message(event)
-        elif isinstance(event, tuple) and len(event) == 3:  # (namespace, mode, payload) with subgraphs=True
-            self.handle(event[1:])
-        elif isinstance(event, tuple) and len(event) == 2:
-            head, payload = event
+        elif isinstance(event, tuple) and len(event) in (2, 3):
+            head, payload = event[-2:]  # (namespace, mode, payload) with subgraphs=True and several modes
             if isinstance(head, BaseMessage):  # stream_mode="messages"
                 self._message(head)
-            elif head == "messages" or isinstance(head, tuple):  # or (namespace, payload), subgraphs=True
+            elif head in ("messages", "updates") or isinstance(head, tuple):  # or (namespace, payload)
                 self.handle(payload)
-            elif head == "updates" and isinstance(payload, Mapping):
-                self._updates(payload)
         elif isinstance(event, Mapping) and "event" in event and "data" in event:
             self._stream_event(event)
         elif isinstance(event, Mapping):
@@ -85,10 +81,9 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
     def _stream_event(self, event: Mapping[str, Any]) -> None:
         kind, data = event.get("event"), event.get("data") or {}
         if kind == "on_chat_model_stream":
-            message = data.get("chunk")
-        else:
-            message = data.get("output") if kind in ("on_chat_model_end", "on_tool_end") else None
-        self._message(message)
+            self._message(data.get("chunk"))
+        elif kind in ("on_chat_model_end", "on_tool_end"):
+            self._message(data.get("output"))
 
     # -- messages ----------------------------------------------------------------------------------------
 
@@ -121,10 +116,9 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
 
     def _ai_message(self, message: AIMessage) -> None:
         state = self.state
-        if message.id is not None and message.id == state.step_model_id:
-            state.end_model_output()
-        else:  # a model that did not stream (or a message only seen in ``updates``)
-            self._model_output(message)
+        # The message of a streamed model ends the step's output; its streamed tool inputs end with its calls.
+        if message.id is None or message.id != state.step_model_id:
+            self._model_output(message)  # a model that did not stream (or a message only seen in ``updates``)
         for call in (*message.tool_calls, *message.invalid_tool_calls):  # invalid ones carry their raw text
             if call.get("id"):
                 state.tool_call(str(call["id"]), call.get("name") or "unknown", call.get("args") or "")
@@ -139,25 +133,25 @@ class LangChainUIStreamConverter(UIStreamConverter[Any]):
         """Text and reasoning of model message ``message`` (a chunk or a whole message)."""
         state = self.state
         state.model_message(message.id)
-        self._reasoning(message.additional_kwargs.get("reasoning_content"))
+        self._delta("reasoning", message.additional_kwargs.get("reasoning_content"))
         content = message.content
         for block in [content] if isinstance(content, str) else content:
             if isinstance(block, str):
                 state.delta("text", block)
             elif block.get("type") == "text":
-                if isinstance(text := block.get("text"), str):
-                    state.delta("text", text)
+                self._delta("text", block.get("text"))
             elif block.get("type") == "reasoning":
-                self._reasoning(block.get("reasoning"))
+                self._delta("reasoning", block.get("reasoning"))
                 for summary in block.get("summary") or ():  # OpenAI Responses v0 format
                     if isinstance(summary, Mapping):
-                        self._reasoning(summary.get("text"))
+                        self._delta("reasoning", summary.get("text"))
             elif block.get("type") == "thinking":  # Anthropic native format
-                self._reasoning(block.get("thinking"))
+                self._delta("reasoning", block.get("thinking"))
 
-    def _reasoning(self, value: Any) -> None:
+    def _delta(self, kind: Literal["text", "reasoning"], value: Any) -> None:
+        """A text or reasoning field of a provider's content, sent when it is text."""
         if isinstance(value, str):
-            self.state.delta("reasoning", value)
+            self.state.delta(kind, value)
 
     def _finish_reason(self, message: AIMessage) -> None:
         metadata = message.response_metadata or {}

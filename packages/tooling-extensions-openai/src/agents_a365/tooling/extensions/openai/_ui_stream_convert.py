@@ -95,14 +95,11 @@ class OpenAIUIStreamConverter(UIStreamConverter[StreamEvent]):
                     delta=item.arguments or None,
                 )
         elif kind == "response.output_item.done":
+            # A function call ends its streamed input (if any) with the final arguments. Text and reasoning
+            # end when the next part starts or the response completes (no other chunk comes between).
             item = data.item
-            item_type = getattr(item, "type", None)
-            if item_type == "function_call":  # ends its streamed input (if any) with the final arguments
+            if getattr(item, "type", None) == "function_call":
                 state.tool_call(item.call_id, item.name, item.arguments)
-            elif item_type == "message":
-                state.end_part("text")
-            elif item_type == "reasoning":
-                state.end_part("reasoning")
         elif kind == "response.created":
             state.model_message(data.response.id)
         elif kind in ("response.completed", "response.incomplete", "response.failed"):

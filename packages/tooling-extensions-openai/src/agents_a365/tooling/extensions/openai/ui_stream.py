@@ -45,14 +45,14 @@ async def stream_openai_run(
     ``on_error`` turns an exception into the ``errorText`` the client sees (masked by default).
     """
     converter = OpenAIUIStreamConverter(message_id=message_id, on_error=on_error, is_tool_error=is_tool_error)
-    frames = converter.frames(result.stream_events())
-    try:
-        async for frame in frames:
-            yield frame
-    finally:
-        if not result.is_complete:
-            result.cancel()  # stops the background run task (model call, running tools)
-        await frames.aclose()
+    async with aclosing(converter.frames(result.stream_events())) as frames:
+        try:
+            async for frame in frames:
+                yield frame
+        finally:
+            # Cancelled before the frames close: closing the SDK's event stream waits for the run to end.
+            if not result.is_complete:
+                result.cancel()  # stops the background run task (model call, running tools)
 
 
 async def stream_openai_agent(
