@@ -92,7 +92,8 @@ def test_no_two_header_sets_share_a_key() -> None:
     one = ToolDefinitionCache.key(URL, {"a": "x\x01b\x00c"})
     two = ToolDefinitionCache.key(URL, {"a": "x", "b": "c"})
     assert one != two
-    assert ToolDefinitionCache.key(URL, {"A": "1"}) == ToolDefinitionCache.key(URL, {"a": "1"})  # names: any case
+    # Names in any case are one name.
+    assert ToolDefinitionCache.key(URL, {"A": "1"}) == ToolDefinitionCache.key(URL, {"a": "1"})
     assert ToolDefinitionCache.key(URL, {"ab": "c"}) != ToolDefinitionCache.key(URL, {"a": "bc"})
 
 
