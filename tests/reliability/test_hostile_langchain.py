@@ -22,7 +22,7 @@ from microsoft_agents.hosting.core import TurnContext
 from agents_a365.emulator import DEFAULT_AGENT_ID
 from agents_a365.tooling import McpServerConnectionError, ToolingConfiguration, ToolServerDiscoveryError
 from agents_a365.tooling.extensions.langchain import McpToolRegistrationService as LangChainService
-from support.hostile_mcp import HostileMcp
+from support.hostile_mcp import STRUCTURED_BREAKS, HostileMcp
 from support.hostile_server import HostileServer, behaviours
 from support.jwt import make_jwt
 
@@ -122,10 +122,7 @@ async def test_a_server_echoing_the_token_gets_it_into_no_tool_error_and_no_log_
     assert not leaks, leaks
 
 
-@pytest.mark.parametrize(
-    ("structured", "error"),
-    [({"n": "one"}, "returned structured content that does not match"), (None, "returned no structured")],
-)
+@pytest.mark.parametrize(("structured", "error"), STRUCTURED_BREAKS)
 async def test_structured_content_that_breaks_the_listed_output_schema_fails_the_call(
     turn: TurnContext, structured: dict[str, Any] | None, error: str
 ) -> None:

@@ -22,7 +22,7 @@ from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator, Fault
 from agents_a365.tooling import McpServerConnectionError, ToolingConfiguration, ToolServerDiscoveryError
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService as OpenAIService
 from support.guard import AUTH_HANDLER, Guard, config
-from support.hostile_mcp import HostileMcp
+from support.hostile_mcp import STRUCTURED_BREAKS, HostileMcp
 from support.hostile_server import HostileServer, behaviours
 from support.jwt import make_jwt
 from support.leaks import is_pooled
@@ -291,10 +291,7 @@ async def test_service_aclose_closes_the_servers_of_a_connected_agent_block_stil
     await guard.assert_clean()
 
 
-@pytest.mark.parametrize(
-    ("structured", "error"),
-    [({"n": "one"}, "returned structured content that does not match"), (None, "returned no structured")],
-)
+@pytest.mark.parametrize(("structured", "error"), STRUCTURED_BREAKS)
 async def test_structured_content_that_breaks_the_listed_output_schema_fails_the_call(
     turn: TurnContext, structured: dict[str, Any] | None, error: str
 ) -> None:

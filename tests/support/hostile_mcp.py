@@ -16,7 +16,14 @@ from typing import Any
 
 from support.hostile_server import Request
 
-__all__ = ["HostileMcp"]
+__all__ = ["STRUCTURED_BREAKS", "HostileMcp"]
+
+#: ``(structured content a server answers, the error a call then fails with)`` for a tool whose definition lists
+#: an output schema ``{"n": integer}``: both extensions check it as mcp's own client does.
+STRUCTURED_BREAKS = [
+    ({"n": "one"}, "returned structured content that does not match"),
+    (None, "returned no structured"),
+]
 
 TOOL = {"name": "echo", "description": "echo", "inputSchema": {"type": "object", "properties": {}}}
 
