@@ -23,7 +23,7 @@ from agents_a365.emulator import DEFAULT_AGENT_ID
 from agents_a365.tooling import McpServerConnectionError, ToolingConfiguration, ToolServerDiscoveryError
 from agents_a365.tooling.extensions.langchain import McpToolRegistrationService as LangChainService
 from support.hostile_mcp import STRUCTURED_BREAKS, HostileMcp
-from support.hostile_server import HostileServer, behaviours
+from support.hostile_server import HostileServer
 from support.jwt import make_jwt
 
 SAFETY = 10.0  # a safety net against hangs only; the bound under test is chat_history_timeout
@@ -75,11 +75,10 @@ async def test_level_3_message_history_that_never_answers_is_a_failed_result_in_
 
 async def test_two_different_servers_under_one_name_are_a_clear_error(turn: TurnContext) -> None:
     async with HostileServer() as server:
-        entries = [
+        server.gateway(
             {"mcpServerName": "mail", "url": f"{server.base_url}/a/mcp"},
             {"mcpServerName": "mail", "url": f"{server.base_url}/b/mcp"},
-        ]
-        server.route("/mcpServers", behaviours.respond(200, {"mcpServers": entries}))
+        )
         cfg = ToolingConfiguration(
             mcp_platform_endpoint=server.base_url, use_tooling_manifest=False, request_timeout=0.5
         )
@@ -97,12 +96,7 @@ async def test_a_server_echoing_the_token_gets_it_into_no_tool_error_and_no_log_
     outputs: list[str] = []
     async with HostileServer() as server:
         server.route("/mcp", HostileMcp(echo_headers_on_call=True))
-        server.route(
-            "/mcpServers",
-            behaviours.respond(
-                200, {"mcpServers": [{"mcpServerName": "echo", "url": f"{server.base_url}/mcp"}]}
-            ),
-        )
+        server.gateway({"mcpServerName": "echo", "url": f"{server.base_url}/mcp"})
         cfg = ToolingConfiguration(
             mcp_platform_endpoint=server.base_url, use_tooling_manifest=False, request_timeout=2
         )
@@ -130,8 +124,7 @@ async def test_structured_content_that_breaks_the_listed_output_schema_fails_the
     mcp = HostileMcp(output_schema=True, structured={"n": 1})
     async with HostileServer() as server:
         server.route("/mcp", mcp)
-        entries = [{"mcpServerName": "echo", "url": f"{server.base_url}/mcp"}]
-        server.route("/mcpServers", behaviours.respond(200, {"mcpServers": entries}))
+        server.gateway({"mcpServerName": "echo", "url": f"{server.base_url}/mcp"})
         cfg = ToolingConfiguration(
             mcp_platform_endpoint=server.base_url, use_tooling_manifest=False, request_timeout=2
         )

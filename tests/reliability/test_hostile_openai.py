@@ -23,7 +23,7 @@ from agents_a365.tooling import McpServerConnectionError, ToolingConfiguration, 
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService as OpenAIService
 from support.guard import AUTH_HANDLER, Guard, config
 from support.hostile_mcp import STRUCTURED_BREAKS, HostileMcp
-from support.hostile_server import HostileServer, behaviours
+from support.hostile_server import HostileServer
 from support.jwt import make_jwt
 from support.leaks import is_pooled
 from support.turns import make_turn_context
@@ -42,10 +42,6 @@ def _hostile_config(server: HostileServer, **overrides: Any) -> ToolingConfigura
     return ToolingConfiguration(**values)
 
 
-def _gateway(server: HostileServer, *entries: dict[str, str]) -> None:
-    server.route("/mcpServers", behaviours.respond(200, {"mcpServers": list(entries)}))
-
-
 async def _wait_for(predicate: Any) -> None:
     async with asyncio.timeout(SAFETY):
         while not predicate():  # noqa: ASYNC110 - the emulator's recordings have no event to wait on
@@ -61,7 +57,7 @@ async def test_endless_next_cursor_does_not_keep_registration_or_the_first_model
     mcp = HostileMcp(endless_cursor=True)
     async with HostileServer() as server:
         server.route("/mcp", mcp)
-        _gateway(server, {"mcpServerName": "pages", "url": f"{server.base_url}/mcp"})
+        server.gateway({"mcpServerName": "pages", "url": f"{server.base_url}/mcp"})
         # A deadline the 1,000 pages fit in (about 1-3 ms a page over httpx on a loaded machine): the page
         # cap, not the deadline, must be what ends the listing.
         async with OpenAIService(configuration=_hostile_config(server, request_timeout=8.0)) as svc:
@@ -164,7 +160,7 @@ class _ServerThread:
     async def _run(self) -> None:
         self._stop = asyncio.Event()
         async with HostileServer() as server:
-            _gateway(server, *self._entries)
+            server.gateway(*self._entries)
             self.base_url = server.base_url
             self._ready.set()
             await self._stop.wait()
@@ -227,7 +223,7 @@ async def test_a_server_echoing_the_token_gets_it_into_no_error_and_no_log_recor
     raised: list[BaseException] = []
     async with HostileServer() as server:
         server.route("/mcp", HostileMcp(echo_headers_on_call=True))
-        _gateway(server, {"mcpServerName": "echo", "url": f"{server.base_url}/mcp"})
+        server.gateway({"mcpServerName": "echo", "url": f"{server.base_url}/mcp"})
         async with (
             OpenAIService(configuration=_hostile_config(server, request_timeout=2)) as svc,
             svc.connected_agent(Agent(name="a"), None, None, turn, auth_token=TOKEN) as agent,
@@ -257,8 +253,7 @@ async def test_a_server_echoing_the_token_gets_it_into_no_error_and_no_log_recor
 
 async def test_two_different_servers_under_one_name_are_a_clear_error(turn: TurnContext) -> None:
     async with HostileServer() as server:
-        _gateway(
-            server,
+        server.gateway(
             {"mcpServerName": "mail", "url": f"{server.base_url}/a/mcp"},
             {"mcpServerName": "mail", "url": f"{server.base_url}/b/mcp"},
         )
@@ -299,7 +294,7 @@ async def test_structured_content_that_breaks_the_listed_output_schema_fails_the
     mcp = HostileMcp(output_schema=True, structured={"n": 1})
     async with HostileServer() as server:
         server.route("/mcp", mcp)
-        _gateway(server, {"mcpServerName": "echo", "url": f"{server.base_url}/mcp"})
+        server.gateway({"mcpServerName": "echo", "url": f"{server.base_url}/mcp"})
         async with (
             OpenAIService(configuration=_hostile_config(server, request_timeout=2)) as svc,
             svc.connected_agent(Agent(name="a"), None, None, turn, auth_token=TOKEN) as agent,

@@ -132,6 +132,10 @@ class HostileServer:
         """Serve requests whose path ends with ``path_suffix`` with ``behaviour``."""
         self.routes[path_suffix] = behaviour
 
+    def gateway(self, *entries: dict[str, str]) -> None:
+        """Answer the tooling gateway's discovery (``.../mcpServers``) with ``entries``."""
+        self.route("/mcpServers", behaviours.respond(200, {"mcpServers": list(entries)}))
+
     async def __aenter__(self) -> HostileServer:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
         return self
