@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-import threading
 import warnings
 from typing import Any
 
@@ -23,7 +22,7 @@ from agents_a365.tooling import McpServerConnectionError, ToolingConfiguration, 
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService as OpenAIService
 from support.guard import AUTH_HANDLER, Guard, config
 from support.hostile_mcp import STRUCTURED_BREAKS, HostileMcp
-from support.hostile_server import HostileServer
+from support.hostile_server import HostileServer, ServerThread
 from support.jwt import make_jwt
 from support.leaks import is_pooled
 from support.turns import make_turn_context
@@ -144,41 +143,10 @@ async def test_cancelling_during_a_held_initialize_takes_effect_before_it_is_rel
 # -- item: a second event loop ----------------------------------------------------------------------
 
 
-class _ServerThread:
-    """A ``HostileServer`` on its own event loop in a thread: it outlives the test's event loops."""
-
-    def __init__(self, *entries: dict[str, str]) -> None:
-        self._entries = entries
-        self._ready = threading.Event()
-        self._loop = asyncio.new_event_loop()
-        self._stop: asyncio.Event | None = None
-        self.base_url = ""
-        self._thread = threading.Thread(
-            target=self._loop.run_until_complete, args=(self._run(),), daemon=True
-        )
-
-    async def _run(self) -> None:
-        self._stop = asyncio.Event()
-        async with HostileServer() as server:
-            server.gateway(*self._entries)
-            self.base_url = server.base_url
-            self._ready.set()
-            await self._stop.wait()
-
-    def __enter__(self) -> _ServerThread:
-        self._thread.start()
-        assert self._ready.wait(SAFETY)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._stop is not None
-        self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(SAFETY)
-        self._loop.close()
-
-
 def test_a_service_used_from_a_second_event_loop_works_and_aclose_never_says_loop_closed() -> None:
-    with _ServerThread({"mcpServerName": "mail", "url": "http://127.0.0.1:1/mcp"}) as server:
+    with ServerThread(
+        lambda server: server.gateway({"mcpServerName": "mail", "url": "http://127.0.0.1:1/mcp"})
+    ) as server:
         cfg = ToolingConfiguration(
             mcp_platform_endpoint=server.base_url,
             use_tooling_manifest=False,

@@ -55,3 +55,12 @@ def test_results_and_errors_are_read_only_and_errors_equal_by_their_exception() 
         result.succeeded = True  # type: ignore[misc]
     with pytest.raises(AttributeError):
         OperationError(boom).exception = ValueError()  # type: ignore[misc]
+
+
+def test_require_returns_the_value_and_names_a_missing_argument() -> None:
+    from agents_a365.runtime import require
+
+    value: list[int] = []
+    assert require(value, "history") is value  # a falsy value is given, not missing
+    with pytest.raises(ValueError, match=r"^turn_context\.activity is required$"):
+        require(None, "turn_context.activity")

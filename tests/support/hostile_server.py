@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["HostileServer", "Request", "behaviours"]
+__all__ = ["HostileServer", "Request", "ServerThread", "behaviours"]
 
 
 @dataclass
@@ -188,3 +189,38 @@ class HostileServer:
         length = int(headers.get("content-length", "0"))
         body = await reader.readexactly(length) if length else b""
         return Request(method, path, headers, body)
+
+
+class ServerThread:
+    """A ``HostileServer`` on its own event loop in a thread: it outlives the test's event loops
+    (``asyncio.run`` twice). ``setup(server)`` sets its routes before it serves."""
+
+    def __init__(self, setup: Callable[[HostileServer], None], *, safety: float = 20.0) -> None:
+        self._setup, self._safety = setup, safety
+        self._ready = threading.Event()
+        self._loop = asyncio.new_event_loop()
+        self._stop: asyncio.Event | None = None
+        self.base_url = ""
+        self.server: HostileServer | None = None
+        self._thread = threading.Thread(
+            target=self._loop.run_until_complete, args=(self._run(),), daemon=True
+        )
+
+    async def _run(self) -> None:
+        self._stop = asyncio.Event()
+        async with HostileServer() as server:
+            self._setup(server)
+            self.server, self.base_url = server, server.base_url
+            self._ready.set()
+            await self._stop.wait()
+
+    def __enter__(self) -> ServerThread:
+        self._thread.start()
+        assert self._ready.wait(self._safety)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._stop is not None
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(self._safety)
+        self._loop.close()

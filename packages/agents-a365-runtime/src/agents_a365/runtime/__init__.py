@@ -1,5 +1,6 @@
 """Agent 365 runtime: operation results, settings, token helpers and agent identity."""
 
+from .arguments import require
 from .authentication import AgenticAuthenticationService
 from .configuration import RuntimeConfiguration
 from .identity import get_application_name, resolve_agent_identity
@@ -37,6 +38,7 @@ __all__ = [
     "get_application_name",
     "get_sdk_version",
     "get_user_agent_header",
+    "require",
     "resolve_agent_identity",
     "validate_token",
 ]

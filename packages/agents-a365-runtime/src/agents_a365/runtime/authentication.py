@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from .arguments import require
 from .protocols import AuthorizationLike, TurnContextLike
 
 __all__ = ["AgenticAuthenticationService"]
@@ -23,10 +24,8 @@ class AgenticAuthenticationService:
         scopes: Sequence[str],
     ) -> str | None:
         """Exchange a token for ``scopes``; ``None`` when the exchange gives no token."""
-        if authorization is None:
-            raise ValueError("authorization is required")
-        if turn_context is None:
-            raise ValueError("turn_context is required")
+        require(authorization, "authorization")
+        require(turn_context, "turn_context")
         if not auth_handler_name:
             raise ValueError("auth_handler_name is required")
         scope_list = [s for s in scopes if s]

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from .arguments import require
+
 __all__ = ["OperationError", "OperationResult"]
 
 
@@ -18,8 +20,7 @@ class OperationError:
     exception: BaseException
 
     def __post_init__(self) -> None:
-        if self.exception is None:
-            raise ValueError("exception is required")
+        require(self.exception, "exception")
         if not isinstance(self.exception, BaseException):
             raise TypeError("exception must be an exception instance")
 

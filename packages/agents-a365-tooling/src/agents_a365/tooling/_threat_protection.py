@@ -6,14 +6,14 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
-from agents_a365.runtime import OperationError, OperationResult
+from agents_a365.runtime import OperationError, OperationResult, require
 
 from ._deprecation import check_options
 from ._part import ServicePart, Shared
@@ -42,12 +42,15 @@ class ThreatProtection(ServicePart):
         # Every send under way (queued for a slot or on the wire), by the deadline that ends it at close.
         self._sends: set[asyncio.Timeout] = set()
         self._idle: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.closed = False
 
-    def reset(self) -> None:
-        """Forget the slots and sends of another event loop."""
-        self._slots = None
-        self._sends.clear()
+    def _on_running_loop(self) -> None:
+        # The slots and sends of another event loop (an earlier asyncio.run) cannot be awaited in this one,
+        # whoever owns the HTTP client.
+        if (loop := asyncio.get_running_loop()) is not self._loop:
+            self._loop, self._slots = loop, None
+            self._sends.clear()
 
     async def send_chat_history(
         self,
@@ -69,6 +72,7 @@ class ThreatProtection(ServicePart):
         )
         headers["Content-Type"] = "application/json"
         url = f"{self.configuration.mcp_platform_endpoint}{CHAT_HISTORY_PATH}"
+        self._on_running_loop()
         deadline = asyncio.timeout(None)  # moved to "now" by drain() when the drain deadline passes
         self._sends.add(deadline)
         try:
@@ -94,13 +98,14 @@ class ThreatProtection(ServicePart):
                 error.conversation_id, error.message_id = record
         return result
 
-    async def drain(self, clock: Callable[[], float]) -> None:
-        """Refuse new sends; let those under way finish within ``chat_history_drain_timeout`` (on
-        ``clock``), then end the rest, each with a failed result naming its record."""
+    async def drain(self) -> None:
+        """Refuse new sends; let those under way finish within ``chat_history_drain_timeout`` (on the
+        service's clock), then end the rest, each with a failed result naming its record."""
         self.closed = True
+        self._on_running_loop()
         if not self._sends:
             return
-        timeout = max(self.configuration.chat_history_drain_timeout, 0.0)
+        timeout, clock = max(self.configuration.chat_history_drain_timeout, 0.0), self.shared.clock
         deadline = clock() + timeout
         idle = self._idle = asyncio.Event()
         logger.debug("closing: draining %d threat-protection send(s), up to %s s", len(self._sends), timeout)
@@ -167,16 +172,13 @@ def _required_text(value: Any, message: str) -> str:
 def _request_body(turn: Turn, messages: Sequence[ChatHistoryMessage]) -> tuple[bytes, tuple[str, str]]:
     """The serialized request and its record (conversation id, message id). The models end here: a send
     waiting for a slot holds only bytes (fewer live objects for the garbage collector in a burst)."""
-    if turn.context is None:
-        raise ValueError("turn_context is required")
-    if messages is None:
-        raise ValueError("chat_history_messages is required")
+    require(turn.context, "turn_context")
+    require(messages, "chat_history_messages")
     if not isinstance(messages, list | tuple):
         raise TypeError(
             f"chat_history_messages must be a list of ChatHistoryMessage, got {type(messages).__name__}"
         )
-    if turn.identity is None:
-        raise ValueError("turn_context.activity is required")
+    require(turn.identity, "turn_context.activity")
     conversation_id = _required_text(
         turn.conversation_id, "turn_context.activity.conversation.id is required"
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from agents_a365.runtime import TurnContextLike
+from agents_a365.runtime import TurnContextLike, require
 
 __all__ = ["Turn", "TurnIdentity", "TurnKey", "read_turn", "turn_identity"]
 
@@ -85,12 +85,8 @@ def _tenant_id(activity: Any) -> str | None:
 
 def turn_identity(turn_context: TurnContextLike) -> TurnIdentity:
     """The :class:`TurnIdentity` of a hosting-core ``TurnContext`` (absent values are ``None``)."""
-    if turn_context is None:
-        raise ValueError("turn_context is required")
-    identity = read_turn(turn_context).identity
-    if identity is None:
-        raise ValueError("turn_context.activity is required")
-    return identity
+    require(turn_context, "turn_context")
+    return require(read_turn(turn_context).identity, "turn_context.activity")
 
 
 def read_turn(turn_context: TurnContextLike | None) -> Turn:

@@ -7,7 +7,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar, Self
 
-from agents_a365.runtime import OperationResult, TurnContextLike
+from agents_a365.runtime import OperationResult, TurnContextLike, require
 
 from ._deprecation import check_options
 from .configuration import ToolingConfiguration
@@ -17,12 +17,6 @@ from .service import McpToolServerConfigurationService
 logger = logging.getLogger("agents_a365.tooling.history")
 
 __all__ = ["ExtensionServiceBase", "require"]
-
-
-def require(value: Any, name: str) -> None:
-    """``ValueError("<name> is required")`` when ``value`` is ``None`` (every extension's wording)."""
-    if value is None:
-        raise ValueError(f"{name} is required")
 
 
 class ExtensionServiceBase:

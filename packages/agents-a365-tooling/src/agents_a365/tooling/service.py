@@ -15,7 +15,7 @@ from typing import Any, Self
 import httpx
 from mcp.types import Tool
 
-from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextLike
+from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextLike, require
 
 from ._cache import ToolDefinitionCache
 from ._discovery import Discovery
@@ -103,7 +103,6 @@ class McpToolServerConfigurationService:
             # unclosed-session warning goes with it rather than into whatever runs now.
             self._abandoned = [*self._abandoned[-3:], self._client]
             self._client = None
-            self._threat_protection.reset()
         if self._client is None:
             self._client_loop = loop
             # aiohttp's pool under httpx's API: httpcore's pool scans cost more CPU than the send.
@@ -118,9 +117,7 @@ class McpToolServerConfigurationService:
         """Stop accepting threat-protection sends, let those under way finish within
         ``chat_history_drain_timeout`` (the rest end with a failed result naming the record), then
         close the HTTP client. Sends after this return a failed result: the service is closed."""
-        if self._client_loop is not _running_loop():
-            self._threat_protection.reset()  # sends of another event loop cannot be awaited from this one
-        await self._threat_protection.drain(self.clock)
+        await self._threat_protection.drain()
         refreshes = self._discovery.entries.refreshes() + self.tool_definitions.refreshes()
         await asyncio.gather(*refreshes, return_exceptions=True)  # cancelled: nobody waits for them
         pool, self._pool = self._pool, None
@@ -225,8 +222,7 @@ class McpToolServerConfigurationService:
         """
         if not server_name:
             raise ValueError("server_name is required")
-        if server_config is None:
-            raise ValueError("server_config is required")
+        require(server_config, "server_config")
         validate_token_url(server_config.url, f"MCP server {server_name!r}", self.configuration)
         # One CLIENT span ``tools/list`` per listing (server, address, tool count, outcome).
         with mcp_session_span(server_name, str(server_config.url), method="tools/list") as span:
