@@ -15,6 +15,7 @@ import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from mcp.types import Tool
@@ -32,14 +33,12 @@ logger = logging.getLogger(__name__)
 V = TypeVar("V")
 
 
+@dataclass(slots=True)
 class _Flight(Generic[V]):
     """One shared creation and how many callers await it."""
 
-    __slots__ = ("task", "waiters")
-
-    def __init__(self, task: asyncio.Task[V]) -> None:
-        self.task = task
-        self.waiters = 0
+    task: asyncio.Task[V]
+    waiters: int = 0
 
 
 MAX_REFRESHES = 4
@@ -172,14 +171,12 @@ class AsyncTTLCache(Generic[V]):
         return len(self._entries)
 
 
+@dataclass(slots=True, weakref_slot=True, eq=False)  # eq=False: one set is one object (the index's)
 class _Definitions:
     """One distinct set of tool definitions, shared by every entry that lists the same content (held
     weakly by the content index: it goes with its last entry)."""
 
-    __slots__ = ("__weakref__", "tools")
-
-    def __init__(self, tools: tuple[Tool, ...]) -> None:
-        self.tools = tools
+    tools: tuple[Tool, ...]
 
 
 def _fingerprint(headers: Mapping[str, str]) -> str:
