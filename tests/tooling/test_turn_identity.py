@@ -18,7 +18,7 @@ from agents_a365.tooling._turn import read_turn
 from agents_a365.tooling.extensibility import turn_identity
 from support.jwt import make_jwt
 from support.platform import production_config
-from support.turns import make_turn_context
+from support.turns import RecordingAdapter, make_turn_context
 
 
 def test_conversation_tenant_wins_in_identity_and_cache_key() -> None:
@@ -116,3 +116,22 @@ def test_gateway_agent_id_is_runtimes_resolve_agent_identity(agentic_app_id: str
     token = make_jwt(appid="app-from-token")
     read = read_turn(turn).gateway_agent_id or get_app_id_from_token(token)
     assert read == resolve_agent_identity(turn, token) == (agentic_app_id or "app-from-token")
+
+
+@pytest.mark.parametrize(
+    "sender",
+    [
+        {"id": "u1", "agenticAppBlueprintId": "bp-1"},  # a channel's JSON: an extra under its wire name
+        {
+            "id": "u1",
+            "agentic_app_blueprint_id": "bp-1",
+        },  # set in code by name (Microsoft's Python reads this)
+    ],
+)
+def test_the_senders_blueprint_id_is_read_in_wire_and_python_form(sender: dict[str, str]) -> None:
+    activity = Activity.model_validate({"type": "message", "channelId": "msteams", "from": sender})
+    assert read_turn(TurnContext(RecordingAdapter(), activity)).blueprint_id == "bp-1"
+
+
+def test_no_blueprint_id_without_one() -> None:
+    assert read_turn(make_turn_context()).blueprint_id is None

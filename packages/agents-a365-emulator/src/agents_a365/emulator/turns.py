@@ -60,9 +60,10 @@ def make_turn_context(
     """
     sender = ChannelAccount(id=user_id, aad_object_id=user_id)
     if blueprint_id is not None:
-        # An extra field of the activity schema (what Agent 365 channels send), not a declared one.
-        extra: dict[str, Any] = {"agentic_app_blueprint_id": blueprint_id}
-        sender = ChannelAccount(id=user_id, aad_object_id=user_id, **extra)
+        # As an Agent 365 channel sends it: a field hosting-core does not declare, so the account keeps it as an
+        # extra under its wire name.
+        wire = {"id": user_id, "aadObjectId": user_id, "agenticAppBlueprintId": blueprint_id}
+        sender = ChannelAccount.model_validate(wire)
     recipient = (
         ChannelAccount(
             id="agent-1",

@@ -83,6 +83,16 @@ def _tenant_id(activity: Any) -> str | None:
     )
 
 
+def _blueprint_id(sender: Any) -> Any:
+    # hosting-core declares no such field: an account keeps a channel's ``agenticAppBlueprintId`` as an extra
+    # under that wire name (pydantic's public ``model_extra``); a field declared by a later release is read.
+    fields = getattr(type(sender), "model_fields", None)
+    if not isinstance(fields, dict) or "agentic_app_blueprint_id" in fields:
+        return getattr(sender, "agentic_app_blueprint_id", None)
+    extra = sender.model_extra or {}
+    return extra.get("agenticAppBlueprintId", extra.get("agentic_app_blueprint_id"))
+
+
 def turn_identity(turn_context: TurnContextLike) -> TurnIdentity:
     """The :class:`TurnIdentity` of a hosting-core ``TurnContext`` (absent values are ``None``)."""
     require(turn_context, "turn_context")
@@ -107,7 +117,7 @@ def read_turn(turn_context: TurnContextLike | None) -> Turn:
         instance_id = None
     # "msteams:email" is ("msteams", "email"), as hosting-core's ChannelId (a str) splits it.
     channel, _, sub_channel = str(getattr(activity, "channel_id", None) or "").partition(":")
-    blueprint = getattr(sender, "agentic_app_blueprint_id", None)
+    blueprint = _blueprint_id(sender)
     identity = TurnIdentity(
         conversation_id=_text(conversation_id),
         user_id=_first(getattr(sender, "aad_object_id", None), getattr(sender, "id", None)),
