@@ -20,6 +20,7 @@ import pytest
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator
 from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration
+from agents_a365.tooling.extensibility import resolve_tool_names
 from contract.adapters import ADAPTERS
 from support.hostile_mcp import HostileMcp, _answer
 from support.hostile_server import HostileServer, Request, behaviours
@@ -104,6 +105,13 @@ async def test_a_clashing_tool_name_is_prefixed_with_its_server_only_on_a_clash(
                     await adapter.call_tool(registered, "b_search", {})
     assert b.called == ["search"] * 4  # the server is called with its own name
     assert a.called == []
+
+
+def test_the_agents_own_names_are_reserved_however_they_are_given() -> None:
+    # resolve_tool_names takes any iterable of the agent's own names: a generator reserves them as a list does.
+    by_server = {"mail": ["search", "send"]}
+    for own in (["search"], iter(["search"]), (name for name in ("search",))):
+        assert resolve_tool_names(own, by_server) == {"mail": ["mail_search", "send"]}
 
 
 @pytest.mark.parametrize("adapter_name", sorted(ADAPTERS))

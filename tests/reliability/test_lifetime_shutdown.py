@@ -102,3 +102,14 @@ async def test_a_send_on_a_closed_client_of_the_caller_is_a_failed_result(
     assert "not delivered: RuntimeError" in str(result.errors[0])
     await service.aclose()
     await guard.assert_clean(check_tokens=False)
+
+
+async def test_close_leaves_the_callers_client_open_and_in_use(emu: Emulator, guard: Guard) -> None:
+    client = httpx.AsyncClient()
+    service = McpToolServerConfigurationService(production_config(emu), http_client=client)
+    await service.aclose()
+    assert not client.is_closed  # the caller's to close
+    # Used again, the service still uses it: it made a client of its own before, that no aclose() closed.
+    assert service.http_client is client
+    await client.aclose()
+    await guard.assert_clean(check_tokens=False)

@@ -131,7 +131,7 @@ class AsyncTTLCache(Generic[V]):
     def _start(self, key: Hashable, create: Callable[[], Awaitable[tuple[V, float]]]) -> _Flight[V]:
         flight = _Flight(asyncio.get_running_loop().create_task(self._create(key, create)))
         self._pending[key] = flight
-        flight.task.add_done_callback(functools.partial(self._landed, key, flight))
+        flight.task.add_done_callback(functools.partial(self._landed, key))
         return flight
 
     def _refreshed(self, _task: object) -> None:
@@ -149,13 +149,9 @@ class AsyncTTLCache(Generic[V]):
         self.put(key, value, ttl)
         return value
 
-    def _landed(self, key: Hashable, flight: _Flight[V], _task: object) -> None:
-        del self._pending[key]  # the key's only flight: no other starts while it is pending
-        if (
-            not flight.task.cancelled()
-            and (error := flight.task.exception()) is not None
-            and not flight.waiters
-        ):
+    def _landed(self, key: Hashable, task: asyncio.Task[V]) -> None:
+        flight = self._pending.pop(key)  # the key's only flight: no other starts while it is pending
+        if not task.cancelled() and (error := task.exception()) is not None and not flight.waiters:
             # A background refresh: the entry it was to replace still serves; nobody else hears of it.
             logger.debug(
                 "refreshing a cached entry failed (%s); the stale one still serves", type(error).__name__

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from pydantic import OnErrorOmit, TypeAdapter
 
-from .models import ChatHistoryMessage
+from .models import ChatHistoryMessage, as_utc
 
 __all__ = [
     "PART_SEPARATOR",
@@ -105,7 +105,7 @@ def coerce_timestamp(value: Any) -> datetime | None:
     ``created_at``) and ISO 8601 text (``Z`` allowed).
     """
     if isinstance(value, datetime):
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return as_utc(value)
     if isinstance(value, int | float) and not isinstance(value, bool):
         seconds = float(value)
         if not math.isfinite(seconds) or not 0 <= seconds <= _MAX_EPOCH:

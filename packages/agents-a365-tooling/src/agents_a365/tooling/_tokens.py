@@ -68,8 +68,7 @@ class Tokens(ServicePart):
             with token_exchange_span(scope, servers):  # a failed exchange
                 raise failure("cannot run: no authorization and auth_handler_name were given")
 
-        key = turn.key
-        cache_key = None if key is None else ("token", key, auth_handler_name, scope)
+        cache_key = None if turn.key is None else ("token", turn.key, auth_handler_name, scope)
 
         async def create() -> tuple[str, float]:
             logger.debug("token for scope %r (%s): cache miss, exchanging", scope, what)

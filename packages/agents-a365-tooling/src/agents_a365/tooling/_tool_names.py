@@ -105,14 +105,14 @@ def resolve_tool_names(
 
     ``reserved`` are the names of the agent's own tools (they keep them). See the module's rule.
     """
-    taken = set(reserved)
+    own = set(reserved)  # read once: any iterable (a generator too) reserves its names
     counts = Counter(name for names in names_by_server.values() for name in names)
 
     def keeps(name: str) -> bool:
-        return counts[name] == 1 and name not in reserved
+        return counts[name] == 1 and name not in own
 
     # Names that stay as they are, claimed first so a prefixed name never steals them.
-    taken.update(n for names in names_by_server.values() for n in names if keeps(n))
+    taken = own | {n for names in names_by_server.values() for n in names if keeps(n)}
     exposed = {server: list(names) for server, names in names_by_server.items()}
     for server in sorted(names_by_server):
         for index, name in enumerate(names_by_server[server]):

@@ -142,8 +142,7 @@ class ToolingConfiguration(RuntimeConfiguration):
     @property
     def platform_audience(self) -> str:
         """The audience of the platform scope (the scope without its last ``/segment``)."""
-        scope = self.mcp_platform_authentication_scope
-        return scope.rsplit("/", 1)[0] if "/" in scope else scope
+        return self.mcp_platform_authentication_scope.rsplit("/", 1)[0]  # a scope without a '/' is its own
 
     def __repr__(self) -> str:
         return (

@@ -89,8 +89,7 @@ class ToolingManifestEntry(_WireModel):
 
 def as_utc(value: datetime) -> datetime:
     """``value`` in UTC (a naive value is taken as UTC); callers skip a value already in ``UTC``."""
-    aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-    return aware.astimezone(UTC)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 class ChatHistoryMessage(_WireModel):

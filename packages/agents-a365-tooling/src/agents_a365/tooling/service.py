@@ -123,14 +123,12 @@ class McpToolServerConfigurationService:
         pool, self._pool = self._pool, None
         if pool is not None and self._pool_loop is _running_loop():
             await pool.aclose()  # a pool of another (closed) loop is dropped: its sessions ended with it
-        # A client of another (maybe closed) event loop is dropped, not closed: closing it from
-        # here would raise "Event loop is closed"; its loop's end closed its sockets already.
-        if self._client is not None and self._owns_client:
-            if self._client_loop is _running_loop():
-                await self._client.aclose()
-            else:  # kept until the service is collected (see http_client)
-                self._abandoned = [*self._abandoned[-3:], self._client]
-        self._client = None
+        # A client of another (maybe closed) event loop is kept, not closed: closing it from here would raise
+        # "Event loop is closed"; its loop's end closed its sockets already (see http_client). The caller's
+        # own client is the caller's to close, and stays this service's client.
+        if self._client is not None and self._owns_client and self._client_loop is _running_loop():
+            await self._client.aclose()
+            self._client = None
 
     async def __aenter__(self) -> Self:
         return self
