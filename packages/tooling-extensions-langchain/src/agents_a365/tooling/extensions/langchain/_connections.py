@@ -85,21 +85,19 @@ async def to_langchain(
     connection = StreamableHttpConnection(transport="streamable_http", url=server.url)
     interceptors = [_intercepted(core, server, definitions, exited)]
     tools: list[BaseTool] = []
-    for start in range(0, len(definitions), _CONVERT_BATCH):
-        if start:
+    for index, definition in enumerate(definitions):
+        if index and not index % _CONVERT_BATCH:
             await asyncio.sleep(0)
-        tools.extend(
-            convert_mcp_tool_to_langchain_tool(
-                None,
-                definition,
-                connection=connection,
-                tool_interceptors=interceptors,
-                server_name=server.mcp_server_name,
-                tool_name_prefix=False,
-                handle_tool_errors=True,
-            )
-            for definition in definitions[start : start + _CONVERT_BATCH]
+        tool = convert_mcp_tool_to_langchain_tool(
+            None,
+            definition,
+            connection=connection,
+            tool_interceptors=interceptors,
+            server_name=server.mcp_server_name,
+            tool_name_prefix=False,
+            handle_tool_errors=True,
         )
-    for tool in tools:  # what add_tool_servers_to_agent replaces in a later turn
+        # The key add_tool_servers_to_agent looks for to replace this turn's tools in a later turn.
         tool.metadata = {**(tool.metadata or {}), A365_SERVER: server.mcp_server_name}
+        tools.append(tool)
     return tools
