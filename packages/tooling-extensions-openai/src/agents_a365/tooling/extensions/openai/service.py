@@ -208,11 +208,8 @@ class McpToolRegistrationService(ExtensionServiceBase):
         servers = build_servers(
             listed, own_tools=agent.tools, core=self.configuration_service, options=options
         )
-        if not servers:
-            logger.info("no new MCP servers to add (%d discovered)", len(discovered))
-            return agent.clone(mcp_servers=existing), []
-        names = ", ".join(s.name for s in servers)
-        logger.info("added %d MCP server(s) to agent %r: %s", len(servers), agent.name, names)
+        names = ", ".join(s.name for s in servers) or "none"
+        logger.info("added MCP servers to agent %r: %s (%d discovered)", agent.name, names, len(discovered))
         return agent.clone(mcp_servers=[*existing, *servers]), servers
 
     # -- chat history ----------------------------------------------------------------------
