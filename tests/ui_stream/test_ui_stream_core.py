@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import datetime
 import json
+import logging
 import subprocess
 import sys
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel
 
@@ -234,6 +236,27 @@ async def test_closing_the_frames_closes_the_source() -> None:
     await anext(frames)
     await frames.aclose()
     assert closed == [True]
+
+
+async def test_an_early_close_is_logged_once_and_a_finished_run_is_not(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def source() -> Any:
+        yield AIMessageChunk(content="x", id="r")
+
+    closing = "closed before the run finished"
+    with caplog.at_level(logging.INFO, logger="agents_a365.tooling.ui_stream"):
+        early = LangChainUIStreamConverter().chunks(source())
+        await anext(early)  # start: the run is still going
+        await early.aclose()
+        assert len([r for r in caplog.records if closing in r.getMessage()]) == 1
+        caplog.clear()
+        late = LangChainUIStreamConverter().chunks(source())
+        while (await anext(late))["type"] != "finish":  # the run is over; only the last chunks are unread
+            pass
+        await late.aclose()
+        assert [c async for c in LangChainUIStreamConverter().chunks(source())][-1]["type"] == "finish"
+        assert not [r for r in caplog.records if closing in r.getMessage()]
 
 
 def test_response_helper_sets_the_protocol_headers() -> None:

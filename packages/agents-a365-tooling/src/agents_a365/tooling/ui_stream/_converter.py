@@ -60,10 +60,9 @@ class UIStreamConverter(ABC, Generic[EventT]):
             state.finish()
             for chunk in state.drain():
                 yield chunk
-        except BaseException:  # the consumer closed the stream early (e.g. the client disconnected)
-            logger.info("UI message stream closed before the run finished; cancelling the agent run")
-            raise
         finally:
+            if not state.finished:  # the consumer closed the stream early (e.g. the client disconnected)
+                logger.info("UI message stream closed before the run finished; cancelling the agent run")
             aclose = getattr(iterator, "aclose", None)
             if aclose is not None:  # an async generator (a plain async iterator has nothing to close)
                 await aclose()
