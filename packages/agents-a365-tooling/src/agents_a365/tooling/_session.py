@@ -20,9 +20,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 from agents_a365.runtime import decode_token_payload, get_sdk_version
 
-from ._mcp_errors import describe, error_code, failed, leaf
+from ._mcp_errors import describe, error_code, failed
 from ._mcp_pages import SessionGone
-from ._redact import describe_error
+from ._redact import describe_error, leaf
 from ._telemetry_hooks import mcp_session_span
 from .errors import McpServerConnectionError
 from .headers import TOOLING_DISTRIBUTION

@@ -10,8 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Self
 
-from ._mcp_errors import leaf as first_leaf
-from ._redact import describe_error, scrub
+from ._redact import describe_error, leaf, scrub
 from ._telemetry import _tracer, instruments, monotonic, record_tool_content
 from ._turn import TurnIdentity
 
@@ -114,10 +113,10 @@ class _Live(ToolCallSpan):
             )
 
     def fail_with(self, exc: BaseException) -> None:
-        leaf = first_leaf(exc)
-        self.fail(type(leaf).__qualname__, describe_error(exc))
+        first = leaf(exc)
+        self.fail(type(first).__qualname__, describe_error(exc))
         if self._span is not None:
-            attributes = {"exception.type": type(leaf).__qualname__, "exception.message": scrub(leaf)}
+            attributes = {"exception.type": type(first).__qualname__, "exception.message": scrub(first)}
             self._span.add_event("exception", attributes)
 
     def record_result(self, result: Any, *, is_error: bool | None = None) -> None:
