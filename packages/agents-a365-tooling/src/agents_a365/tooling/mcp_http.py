@@ -9,7 +9,6 @@ is capped: past ``max_bytes`` the read stops with :class:`McpResponseTooLarge`.
 from __future__ import annotations
 
 import functools
-import importlib
 import importlib.metadata
 import ssl
 from collections.abc import AsyncIterator
