@@ -20,7 +20,7 @@ try:
 except ImportError:  # no tracer is ever live then, so neither is read
     _trace = _context = None  # type: ignore[assignment]
 
-__all__ = ["NULL_SPAN", "ToolCallSpan", "enabled", "operation", "tool_call_span", "tracing"]
+__all__ = ["NULL_SPAN", "ToolCallSpan", "operation", "tool_call_span", "tracing"]
 
 MAX_CONTENT_CHARS = 4096  # recorded tool arguments and results are cut here
 
@@ -178,11 +178,6 @@ def token_exchange_span(scope: str, servers: tuple[str, ...]) -> ToolCallSpan:
 def tracing() -> bool:
     """Whether spans are recorded (for callers that would build attributes first)."""
     return _tracer() is not None
-
-
-def enabled() -> bool:
-    """Whether spans or metrics are recorded (for callers that would build attributes first)."""
-    return _tracer() is not None or instruments() is not None
 
 
 def identity_attributes(identity: TurnIdentity | None) -> dict[str, Any]:
