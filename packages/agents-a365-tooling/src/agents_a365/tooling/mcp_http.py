@@ -123,8 +123,7 @@ class SharedTransport(_MCP_HTTPX.AsyncBaseTransport):  # type: ignore[misc]
 
     def __init__(self) -> None:
         self._proxies = environment_proxies()
-        self._inner = self._transport(None)
-        self._via: dict[str, Any] = {}  # a proxy's URL -> its transport
+        self._via: dict[str | None, Any] = {None: self._transport(None)}  # a proxy's URL (None: straight)
 
     @staticmethod
     def _transport(proxy: str | None) -> Any:
@@ -139,8 +138,6 @@ class SharedTransport(_MCP_HTTPX.AsyncBaseTransport):  # type: ignore[misc]
 
     async def handle_async_request(self, request: Any) -> Any:
         proxy = None if self._proxies is None else proxy_for(str(request.url), self._proxies)
-        if proxy is None:
-            return await self._inner.handle_async_request(request)
         transport = self._via.get(proxy) or self._via.setdefault(proxy, self._transport(proxy))
         return await transport.handle_async_request(request)
 
@@ -148,7 +145,7 @@ class SharedTransport(_MCP_HTTPX.AsyncBaseTransport):  # type: ignore[misc]
         pass
 
     async def close(self) -> None:
-        for transport in (self._inner, *self._via.values()):
+        for transport in self._via.values():
             await transport.aclose()
 
 
