@@ -12,14 +12,13 @@ import functools
 import importlib.metadata
 import ssl
 from collections.abc import AsyncIterator
-from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
 import aiohttp
 import httpx
 from httpx_aiohttp import AiohttpTransport
 
-from ._transport import environment_proxies, proxy_for
+from ._transport import NoCookies, environment_proxies, proxy_for
 
 __all__ = [
     "DEFAULT_MAX_MCP_RESPONSE_BYTES",
@@ -170,7 +169,7 @@ def mcp_http_client_factory(
         verify=shared_ssl_context(),
         transport=transport,
         # A server's cookies never come back (a session is per user, but a cookie is not our business).
-        cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
+        cookies=NoCookies(),
     )
     client.max_bytes = max_bytes
     return client
