@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp import types
 
-from ._redact import McpErrorType, describe_error, scrub, scrubbed
+from ._redact import McpErrorType, describe_error, leaf, scrub, scrubbed
 from .errors import McpServerConnectionError
 from .models import MCPServerConfig
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ._cache import ToolDefinitionCache
     from ._spans import ToolCallSpan
 
-__all__ = ["check_structured", "describe", "error_code", "failed", "leaf", "list_servers", "tool_call_result"]
+__all__ = ["check_structured", "describe", "error_code", "failed", "list_servers", "tool_call_result"]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -52,12 +52,6 @@ def failed(server: MCPServerConfig, text: str) -> McpServerConnectionError:
         server_name=server.mcp_server_name,
         url=server.url,
     )
-
-
-def leaf(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
 
 
 def describe(exc: BaseException) -> str:

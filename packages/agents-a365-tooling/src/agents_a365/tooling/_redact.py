@@ -56,6 +56,12 @@ def describe_error(exc: BaseException) -> str:
 
     anyio task groups wrap the real failure in exception groups: the first leaf is described.
     """
+    exc = leaf(exc)
+    return f"{type(exc).__name__}: {scrub(exc)}" if str(exc) else type(exc).__name__
+
+
+def leaf(exc: BaseException) -> BaseException:
+    """The first failure inside ``exc``'s exception groups (``exc`` itself when it is none)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    return f"{type(exc).__name__}: {scrub(exc)}" if str(exc) else type(exc).__name__
+    return exc

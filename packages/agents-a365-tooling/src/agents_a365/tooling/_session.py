@@ -18,11 +18,11 @@ import anyio
 from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 
-from agents_a365.runtime import decode_token_payload, get_sdk_version
+from agents_a365.runtime import get_sdk_version, validate_token
 
-from ._mcp_errors import describe, error_code, failed, leaf
+from ._mcp_errors import describe, error_code, failed
 from ._mcp_pages import SessionGone
-from ._redact import describe_error
+from ._redact import describe_error, leaf
 from ._telemetry_hooks import mcp_session_span
 from .errors import McpServerConnectionError
 from .headers import TOOLING_DISTRIBUTION
@@ -170,10 +170,8 @@ class Session:
 def token_lifetime(headers: dict[str, str], skew: float) -> float:
     """Seconds the bearer token stays valid, minus ``skew`` (``inf`` for opaque or exp-less tokens)."""
     value = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
-    try:  # an empty or opaque token: a ValueError
-        exp = decode_token_payload(value.split(" ", 1)[-1]).get("exp")
+    try:  # an empty or opaque token, or no numeric exp: a ValueError (an infinite leeway: expired ones pass)
+        exp = validate_token(value.split(" ", 1)[-1], leeway_seconds=math.inf)["exp"]
     except ValueError:
-        return math.inf
-    if not isinstance(exp, int | float) or isinstance(exp, bool):
         return math.inf
     return float(exp) - time.time() - skew

@@ -115,9 +115,7 @@ class McpSessionPool:
         progress_callback: Any = None,
     ) -> types.CallToolResult:
         """``tools/call``; structured content checked against ``output_schema`` (the definition's)."""
-        params: dict[str, Any] = {"name": name, "arguments": arguments}
-        if meta is not None:
-            params["_meta"] = meta
+        params: dict[str, Any] = {"name": name, "arguments": arguments, "_meta": meta}  # None: not sent
         request: Any = types.CallToolRequest(params=types.CallToolRequestParams(**params))
         # mcp 1 wraps requests in a root model; mcp 2 takes them as is.
         if isinstance(types.ClientRequest, type):

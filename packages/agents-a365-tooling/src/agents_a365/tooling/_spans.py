@@ -10,8 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Self
 
-from ._mcp_errors import leaf as first_leaf
-from ._redact import describe_error, scrub
+from ._redact import describe_error, leaf, scrub
 from ._telemetry import _tracer, instruments, monotonic, record_tool_content
 from ._turn import TurnIdentity
 
@@ -21,7 +20,7 @@ try:
 except ImportError:  # no tracer is ever live then, so neither is read
     _trace = _context = None  # type: ignore[assignment]
 
-__all__ = ["NULL_SPAN", "ToolCallSpan", "enabled", "operation", "tool_call_span", "tracing"]
+__all__ = ["NULL_SPAN", "ToolCallSpan", "operation", "tool_call_span", "tracing"]
 
 MAX_CONTENT_CHARS = 4096  # recorded tool arguments and results are cut here
 
@@ -114,10 +113,10 @@ class _Live(ToolCallSpan):
             )
 
     def fail_with(self, exc: BaseException) -> None:
-        leaf = first_leaf(exc)
-        self.fail(type(leaf).__qualname__, describe_error(exc))
+        first = leaf(exc)
+        self.fail(type(first).__qualname__, describe_error(exc))
         if self._span is not None:
-            attributes = {"exception.type": type(leaf).__qualname__, "exception.message": scrub(leaf)}
+            attributes = {"exception.type": type(first).__qualname__, "exception.message": scrub(first)}
             self._span.add_event("exception", attributes)
 
     def record_result(self, result: Any, *, is_error: bool | None = None) -> None:
@@ -179,11 +178,6 @@ def token_exchange_span(scope: str, servers: tuple[str, ...]) -> ToolCallSpan:
 def tracing() -> bool:
     """Whether spans are recorded (for callers that would build attributes first)."""
     return _tracer() is not None
-
-
-def enabled() -> bool:
-    """Whether spans or metrics are recorded (for callers that would build attributes first)."""
-    return _tracer() is not None or instruments() is not None
 
 
 def identity_attributes(identity: TurnIdentity | None) -> dict[str, Any]:

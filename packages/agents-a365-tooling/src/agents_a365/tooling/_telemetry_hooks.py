@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 
 from agents_a365.runtime import OperationResult
 
-from ._spans import NULL_SPAN, ToolCallSpan, enabled, identity_attributes, operation, tracing
-from ._telemetry import instruments
+from ._spans import NULL_SPAN, ToolCallSpan, identity_attributes, operation, tracing
+from ._telemetry import _tracer, instruments
 from ._turn import Turn
 from .errors import ChatHistorySendError
 
@@ -82,7 +82,7 @@ def mcp_session_span(server_name: str, url: str | None = None, *, method: str = 
     """One CLIENT span per MCP session opened (``initialize``: connect and handshake) with the server's
     name and address, and its duration in ``a365.tooling.mcp.session.duration``, for extensions:
     ``with mcp_session_span(name, url): session = await open_it()`` (no-op without telemetry)."""
-    if not enabled():
+    if _tracer() is None and instruments() is None:  # nothing records: no attributes built
         return NULL_SPAN
     return operation(
         method,

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import aiohttp
 import httpx
 
-__all__ = ["CoreClient", "core_client", "environment_proxies", "mapped", "proxy_for"]
+__all__ = ["CoreClient", "NoCookies", "core_client", "environment_proxies", "mapped", "proxy_for"]
 
 
 def mapped(exc: aiohttp.ClientError) -> httpx.TransportError:
@@ -37,7 +37,7 @@ def mapped(exc: aiohttp.ClientError) -> httpx.TransportError:
     return httpx.TransportError(str(exc) or type(exc).__name__)
 
 
-class _NoCookies(CookieJar):
+class NoCookies(CookieJar):
     """A jar that keeps nothing: httpx's would keep a cookie one server set for one user and send it with
     another's request. Refusing at extraction also skips parsing every response's headers for cookies."""
 
@@ -84,7 +84,7 @@ def core_client(*, verify: ssl.SSLContext, max_connections: int, timeout: float)
 
     limits = httpx.Limits(max_connections=max_connections, keepalive_expiry=_KEEPALIVE_SECONDS)
     client = CoreClient(
-        verify=verify, limits=limits, timeout=timeout, follow_redirects=False, cookies=_NoCookies()
+        verify=verify, limits=limits, timeout=timeout, follow_redirects=False, cookies=NoCookies()
     )
     client.direct = session
     client.proxies = environment_proxies()

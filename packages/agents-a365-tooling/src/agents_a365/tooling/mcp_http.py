@@ -9,18 +9,16 @@ is capped: past ``max_bytes`` the read stops with :class:`McpResponseTooLarge`.
 from __future__ import annotations
 
 import functools
-import importlib
 import importlib.metadata
 import ssl
 from collections.abc import AsyncIterator
-from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
 import aiohttp
 import httpx
 from httpx_aiohttp import AiohttpTransport
 
-from ._transport import environment_proxies, proxy_for
+from ._transport import NoCookies, environment_proxies, proxy_for
 
 __all__ = [
     "DEFAULT_MAX_MCP_RESPONSE_BYTES",
@@ -124,8 +122,7 @@ class SharedTransport(_MCP_HTTPX.AsyncBaseTransport):  # type: ignore[misc]
 
     def __init__(self) -> None:
         self._proxies = environment_proxies()
-        self._inner = self._transport(None)
-        self._via: dict[str, Any] = {}  # a proxy's URL -> its transport
+        self._via: dict[str | None, Any] = {None: self._transport(None)}  # a proxy's URL (None: straight)
 
     @staticmethod
     def _transport(proxy: str | None) -> Any:
@@ -140,8 +137,6 @@ class SharedTransport(_MCP_HTTPX.AsyncBaseTransport):  # type: ignore[misc]
 
     async def handle_async_request(self, request: Any) -> Any:
         proxy = None if self._proxies is None else proxy_for(str(request.url), self._proxies)
-        if proxy is None:
-            return await self._inner.handle_async_request(request)
         transport = self._via.get(proxy) or self._via.setdefault(proxy, self._transport(proxy))
         return await transport.handle_async_request(request)
 
@@ -149,7 +144,7 @@ class SharedTransport(_MCP_HTTPX.AsyncBaseTransport):  # type: ignore[misc]
         pass
 
     async def close(self) -> None:
-        for transport in (self._inner, *self._via.values()):
+        for transport in self._via.values():
             await transport.aclose()
 
 
@@ -174,7 +169,7 @@ def mcp_http_client_factory(
         verify=shared_ssl_context(),
         transport=transport,
         # A server's cookies never come back (a session is per user, but a cookie is not our business).
-        cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
+        cookies=NoCookies(),
     )
     client.max_bytes = max_bytes
     return client
