@@ -28,6 +28,21 @@ def test_other_requests_use_the_app_id_of_the_token() -> None:
     assert resolve_agent_identity(None, make_jwt(azp="azp-id")) == "azp-id"
 
 
+def test_an_activity_whose_instance_id_cannot_be_read_is_not_agentic() -> None:
+    # As the tooling core reads a turn (its gateway agent id): the token's app id, not an AttributeError.
+    class Partial:
+        def is_agentic_request(self) -> bool:
+            return True
+
+        def get_agentic_instance_id(self) -> str:
+            raise AttributeError("recipient")
+
+    class Context:
+        activity = Partial()
+
+    assert resolve_agent_identity(Context(), make_jwt(appid="from-token")) == "from-token"
+
+
 def test_user_agent_format() -> None:
     value = get_user_agent_header("LangChain")
     expected = (

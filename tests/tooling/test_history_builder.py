@@ -69,6 +69,19 @@ def test_quiet_items_are_skipped_without_a_warning(caplog: pytest.LogCaptureFixt
     assert [r.levelno for r in caplog.records] == [logging.DEBUG]
 
 
+def test_a_quiet_check_that_raises_leaves_the_item_in_the_warning(caplog: pytest.LogCaptureFixture) -> None:
+    def quiet(note: Note) -> bool:
+        raise RuntimeError("no verdict")
+
+    notes = [Note("bot", "", "call"), Note("me", "text", "t")]
+    with caplog.at_level(logging.DEBUG, logger="agents_a365.tooling.history"):
+        messages = build_chat_history(notes, read_note, quiet=quiet)
+    assert [m.content for m in messages] == ["text"]
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (logging.WARNING, "chat history: skipped 1 message(s) without text or role; sending the other 1")
+    ]
+
+
 def test_a_reader_that_raises_skips_only_that_message() -> None:
     def read(note: Note) -> NativeMessage:
         if note.key == "bad":

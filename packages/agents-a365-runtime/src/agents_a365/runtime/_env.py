@@ -46,8 +46,9 @@ class Setting(Generic[T]):
         return self.default(instance) if callable(self.default) else self.default
 
 
-def parse_str(value: str) -> str:
-    return value.strip()
+# The stdlib's own: float() ignores the whitespace around a number as str.strip() removes it.
+parse_str = str.strip
+parse_float = float
 
 
 def parse_bool(value: str) -> bool:
@@ -57,7 +58,3 @@ def parse_bool(value: str) -> bool:
     if normalized in {"0", "false", "no", "off", ""}:
         return False
     raise ValueError(f"not a boolean: {value!r}")
-
-
-def parse_float(value: str) -> float:
-    return float(value.strip())

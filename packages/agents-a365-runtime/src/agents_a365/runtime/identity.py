@@ -23,14 +23,10 @@ def resolve_agent_identity(turn_context: TurnContextLike | None, auth_token: str
     """
     activity: Any = getattr(turn_context, "activity", None)
     try:
-        agentic = bool(activity.is_agentic_request())
+        instance_id = activity.get_agentic_instance_id() if activity.is_agentic_request() else None
     except (AttributeError, TypeError):  # no activity, or a partial one (no recipient, say): not agentic
-        agentic = False
-    if agentic:
-        instance_id = activity.get_agentic_instance_id()
-        if instance_id:
-            return str(instance_id)
-    return get_app_id_from_token(auth_token)
+        instance_id = None
+    return str(instance_id) if instance_id else get_app_id_from_token(auth_token)
 
 
 def get_application_name() -> str | None:

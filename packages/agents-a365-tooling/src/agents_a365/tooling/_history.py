@@ -11,6 +11,7 @@ validation call per history). docs/contract.md states these rules; tests/contrac
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import re
@@ -194,16 +195,12 @@ def build_chat_history(
         if row is not None:
             rows.append(row)
             continue
-        try:
-            is_quiet = quiet is not None and quiet(item)
-        except Exception:
-            is_quiet = False
-        if is_quiet:
-            skipped_quiet += 1
-        else:
-            skipped += 1
+        skipped += 1
+        with contextlib.suppress(Exception):  # a quiet() that raises: the item is worth the warning
+            if quiet is not None and quiet(item):
+                skipped_quiet += 1
     converted = _HISTORY.validate_python(rows)
-    skipped += len(rows) - len(converted)
+    skipped += len(rows) - len(converted) - skipped_quiet  # those the warning counts
     if skipped_quiet:
         logger.debug(
             "chat history: skipped %d item(s) that carry no message text (tool calls only, reasoning, ...)",

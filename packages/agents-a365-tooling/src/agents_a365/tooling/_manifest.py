@@ -25,11 +25,8 @@ def entries_stepwise(data: Any, *, source: str, endpoint: str) -> Steps[list[Too
     a server's tools, token and cache entry in both extensions, so keeping either one silently would serve
     one server's tools under the other's URL.
     """
-    if isinstance(data, dict) and isinstance(data.get("mcpServers"), list):
-        items = data["mcpServers"]
-    elif isinstance(data, list):
-        items = data
-    else:
+    items = data.get("mcpServers") if isinstance(data, dict) else data
+    if not isinstance(items, list):
         raise ToolServerDiscoveryError(
             f"{source}: expected a JSON list or an object with an 'mcpServers' list", endpoint=endpoint
         )
