@@ -78,11 +78,13 @@ def check_structured(
     """What mcp's ``ClientSession.call_tool`` checks, from the definition we hold (no ``tools/list``)."""
     from jsonschema import ValidationError, validate  # type: ignore[import-untyped]
 
-    if result.structuredContent is None:
+    # mcp 1 names the field structuredContent, mcp 2 structured_content (structuredContent on the wire only).
+    structured = getattr(result, "structuredContent", getattr(result, "structured_content", None))
+    if structured is None:
         problem = "has an output schema but returned no structured content"
     else:
         try:  # ``$ref``s resolve within the schema only: nothing is fetched
-            validate(result.structuredContent, schema)
+            validate(structured, schema)
             return
         except ValidationError as exc:
             problem = f"returned structured content that does not match its output schema: {scrub(exc.message)[:300]}"
