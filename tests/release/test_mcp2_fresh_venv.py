@@ -20,8 +20,10 @@ import pytest
 
 from agents_a365.emulator import DEFAULT_AGENT_ID
 from release.release_support import ROOT, UV
+from support.hostile_mcp import STRUCTURED_BREAKS
 
 PROBE = Path(__file__).with_name("mcp2_probe.py")
+STRUCTURED_PROBE = Path(__file__).with_name("mcp2_structured_probe.py")
 WHEELS = ("agents_a365_runtime", "agents_a365_tooling", "agents_a365_tooling_extensions_openai")
 
 
@@ -127,6 +129,25 @@ def test_warm_turn_on_mcp_2(mcp2_venv: Path, emulator_process: tuple[str, str]) 
     report = json.loads(run_probe(mcp2_venv, base_url, token, "warm"))
     assert report["warm_tools"] == report["tools"]
     assert report["warm_text"]
+
+
+def test_structured_results_are_checked_on_mcp_2(mcp2_venv: Path) -> None:
+    # mcp 2's CallToolResult names its fields is_error and structured_content (the camelCase names only on the
+    # wire): the pool's check once read mcp 1's names, an AttributeError on every call of such a tool.
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
+    done = subprocess.run(
+        [str(mcp2_venv), str(STRUCTURED_PROBE)],
+        capture_output=True,
+        text=True,
+        timeout=150,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    outcomes = json.loads(done.stdout.strip().splitlines()[-1])
+    assert outcomes[0] == "ok"
+    for outcome, (_, expected) in zip(outcomes[1:], STRUCTURED_BREAKS, strict=True):
+        assert expected in outcome
 
 
 def run_probe(python: Path, base_url: str, token: str, mode: str) -> str:

@@ -235,3 +235,17 @@ async def test_a_call_racing_the_pools_close_fails_at_once() -> None:
 def test_bad_settings_are_refused(bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match=next(iter(bad))):
         McpSessionPool(**bad)
+
+
+@pytest.mark.parametrize("code", [-32001, 0])
+def test_a_json_rpc_error_is_told_by_its_code_and_scrubbed_message_whatever_the_code(code: int) -> None:
+    # What a caller's McpServerConnectionError says of a server's JSON-RPC error (code 0 included: mcp 1's
+    # McpError was once read through a falsy-code fallback and described as a plain exception).
+    from mcp.shared.exceptions import McpError
+    from mcp.types import ErrorData
+
+    from agents_a365.tooling._mcp_errors import describe, error_code
+
+    exc = McpError(ErrorData(code=code, message="denied, you sent Bearer abc.def"))
+    assert error_code(exc) == code
+    assert describe(exc) == f"JSON-RPC error {code}: denied, you sent Bearer <redacted>"

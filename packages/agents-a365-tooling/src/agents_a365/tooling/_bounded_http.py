@@ -52,28 +52,23 @@ async def request_bounded(
     Raises ``TimeoutError`` at the deadline, :class:`ResponseTooLargeError` past the cap, and
     ``httpx.HTTPError`` for transport failures.
     """
-    if isinstance(client, CoreClient) and client.direct is not None:
-        # aiohttp's own API: httpx's objects would cost as much CPU as the floor's whole send.
-        try:
-            async with (
-                asyncio.timeout(max(timeout, 0.0)),
-                client.direct().request(
+    async with asyncio.timeout(max(timeout, 0.0)):
+        if isinstance(client, CoreClient) and client.direct is not None:
+            # aiohttp's own API: httpx's objects would cost as much CPU as the floor's whole send.
+            try:
+                async with client.direct().request(
                     method,
                     url,
                     headers=headers,
                     data=content,
                     allow_redirects=False,
                     proxy=client.proxy_for(url),
-                ) as answer,
-            ):
-                return await _read(answer.status, answer.headers, answer.content.iter_any(), max_bytes)
-        except aiohttp.ClientError as exc:
-            raise mapped(exc) from exc
-    async with (
-        asyncio.timeout(max(timeout, 0.0)),
-        client.stream(method, url, headers=headers, content=content, timeout=timeout) as response,
-    ):
-        return await _read(response.status_code, response.headers, response.aiter_bytes(), max_bytes)
+                ) as answer:
+                    return await _read(answer.status, answer.headers, answer.content.iter_any(), max_bytes)
+            except aiohttp.ClientError as exc:
+                raise mapped(exc) from exc
+        async with client.stream(method, url, headers=headers, content=content, timeout=timeout) as response:
+            return await _read(response.status_code, response.headers, response.aiter_bytes(), max_bytes)
 
 
 async def _read(

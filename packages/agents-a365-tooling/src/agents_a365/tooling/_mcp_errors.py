@@ -57,10 +57,8 @@ def failed(server: MCPServerConfig, text: str) -> McpServerConnectionError:
 def describe(exc: BaseException) -> str:
     """What went wrong, without the server's extra data or anything token-shaped."""
     exc = leaf(exc)
-    code = error_code(exc)
-    if code is not None:
-        message = getattr(getattr(exc, "error", None), "message", None) or getattr(exc, "message", "")
-        return f"JSON-RPC error {code}: {scrub(message)[:300]}"
+    if isinstance(exc, McpErrorType):
+        return f"JSON-RPC error {exc.error.code}: {scrub(exc.error.message)[:300]}"  # type: ignore[attr-defined]
     status = getattr(getattr(exc, "response", None), "status_code", None)
     if isinstance(exc, Exception) and isinstance(status, int) and not isinstance(exc, ValueError):
         return f"HTTP {status}"
@@ -69,11 +67,9 @@ def describe(exc: BaseException) -> str:
     return describe_error(exc)[:500]
 
 
-def error_code(exc: BaseException) -> object:
-    # mcp 1: McpError(ErrorData) with .error.code; mcp 2: MCPError with .code.
-    if not isinstance(exc, McpErrorType):
-        return None
-    return getattr(getattr(exc, "error", None), "code", None) or getattr(exc, "code", None)
+def error_code(exc: BaseException) -> int | None:
+    # mcp 1's McpError and mcp 2's MCPError both hold the JSON-RPC error's ErrorData as .error.
+    return exc.error.code if isinstance(exc, McpErrorType) else None  # type: ignore[attr-defined]
 
 
 def check_structured(
@@ -82,11 +78,13 @@ def check_structured(
     """What mcp's ``ClientSession.call_tool`` checks, from the definition we hold (no ``tools/list``)."""
     from jsonschema import ValidationError, validate  # type: ignore[import-untyped]
 
-    if result.structuredContent is None:
+    # mcp 1 names the field structuredContent, mcp 2 structured_content (structuredContent on the wire only).
+    structured = getattr(result, "structuredContent", getattr(result, "structured_content", None))
+    if structured is None:
         problem = "has an output schema but returned no structured content"
     else:
         try:  # ``$ref``s resolve within the schema only: nothing is fetched
-            validate(result.structuredContent, schema)
+            validate(structured, schema)
             return
         except ValidationError as exc:
             problem = f"returned structured content that does not match its output schema: {scrub(exc.message)[:300]}"

@@ -26,6 +26,7 @@ from mcp import ClientSession, types
 from ._mcp_errors import check_structured, failed
 from ._mcp_pages import MAX_LIST_PAGES, SessionGone, list_tool_pages
 from ._session import Key, Session, token_lifetime
+from ._spans import is_tool_error
 from .mcp_http import DEFAULT_MAX_MCP_RESPONSE_BYTES, SharedTransport
 from .models import MCPServerConfig
 
@@ -124,7 +125,7 @@ class McpSessionPool:
             server,
             lambda s: s.send_request(request, types.CallToolResult, progress_callback=progress_callback),
         )
-        if output_schema is not None and not result.isError:
+        if output_schema is not None and not is_tool_error(result):
             check_structured(server, name, result, output_schema)
         return result
 

@@ -1,0 +1,37 @@
+"""Run by tests/release/test_mcp2_fresh_venv.py inside the mcp 2.x venv, ``tests`` on its path.
+
+One call of a tool listed with an output schema, through ``McpSessionPool``, per structured answer of the
+hostile MCP server (a matching one, then ``STRUCTURED_BREAKS``); prints what each call gave as JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from agents_a365.tooling import MCPServerConfig, McpServerConnectionError
+from agents_a365.tooling.extensibility import McpSessionPool
+from support.hostile_mcp import STRUCTURED_BREAKS, HostileMcp
+from support.hostile_server import HostileServer
+
+
+async def _call(structured: dict[str, Any] | None) -> str:
+    async with HostileServer() as server:
+        server.route("/mcp", HostileMcp(output_schema=True, structured=structured))
+        config = MCPServerConfig(mcp_server_name="s", url=f"{server.base_url}/mcp")
+        async with McpSessionPool(timeout=10) as pool:
+            (tool,) = await pool.list_tools(config)
+            try:
+                await pool.call_tool(config, tool.name, {}, output_schema=tool.output_schema)
+            except McpServerConnectionError as exc:
+                return str(exc)
+            return "ok"
+
+
+async def main() -> None:
+    answers = [{"n": 1}] + [structured for structured, _ in STRUCTURED_BREAKS]
+    print(json.dumps([await _call(structured) for structured in answers]))
+
+
+asyncio.run(main())
