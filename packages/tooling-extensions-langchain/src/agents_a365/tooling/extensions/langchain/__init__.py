@@ -9,8 +9,7 @@
 from agents_a365.tooling.extensibility import TurnIdentity, turn_identity
 
 from ._conversion import convert_messages, extract_text, map_role
-from ._naming import resolve_tool_names
-from ._toolset import AgentFactory, McpToolset
+from ._toolset import AgentFactory, McpToolset, resolve_tool_names
 from .service import ORCHESTRATOR_NAME, McpToolRegistrationService, StateGraphLike
 
 __all__ = [
