@@ -22,7 +22,7 @@ from microsoft_agents.hosting.core import TurnContext
 from agents_a365.emulator import DEFAULT_AGENT_ID
 from agents_a365.tooling import McpServerConnectionError, ToolingConfiguration, ToolServerDiscoveryError
 from agents_a365.tooling.extensions.langchain import McpToolRegistrationService as LangChainService
-from support.hostile_mcp import STRUCTURED_BREAKS, HostileMcp
+from support.hostile_mcp import STRUCTURED_BREAKS, HostileMcp, structured_echo
 from support.hostile_server import HostileServer
 from support.jwt import make_jwt
 
@@ -121,10 +121,7 @@ async def test_structured_content_that_breaks_the_listed_output_schema_fails_the
     turn: TurnContext, structured: dict[str, Any] | None, error: str
 ) -> None:
     """The interceptor calls the pool with the definition's output schema (as mcp's own client checks it)."""
-    mcp = HostileMcp(output_schema=True, structured={"n": 1})
-    async with HostileServer() as server:
-        server.route("/mcp", mcp)
-        server.gateway({"mcpServerName": "echo", "url": f"{server.base_url}/mcp"})
+    async with structured_echo() as (server, mcp):
         cfg = ToolingConfiguration(
             mcp_platform_endpoint=server.base_url, use_tooling_manifest=False, request_timeout=2
         )

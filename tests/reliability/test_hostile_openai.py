@@ -21,7 +21,7 @@ from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator, Fault
 from agents_a365.tooling import McpServerConnectionError, ToolingConfiguration, ToolServerDiscoveryError
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService as OpenAIService
 from support.guard import AUTH_HANDLER, Guard, config
-from support.hostile_mcp import STRUCTURED_BREAKS, HostileMcp
+from support.hostile_mcp import STRUCTURED_BREAKS, HostileMcp, structured_echo
 from support.hostile_server import HostileServer, ServerThread
 from support.jwt import make_jwt
 from support.leaks import is_pooled
@@ -259,18 +259,15 @@ async def test_structured_content_that_breaks_the_listed_output_schema_fails_the
     turn: TurnContext, structured: dict[str, Any] | None, error: str
 ) -> None:
     """The server calls the pool with the definition's output schema (as mcp's own client checks it)."""
-    mcp = HostileMcp(output_schema=True, structured={"n": 1})
-    async with HostileServer() as server:
-        server.route("/mcp", mcp)
-        server.gateway({"mcpServerName": "echo", "url": f"{server.base_url}/mcp"})
-        async with (
-            OpenAIService(configuration=_hostile_config(server, request_timeout=2)) as svc,
-            svc.connected_agent(Agent(name="a"), None, None, turn, auth_token=TOKEN) as agent,
-            asyncio.timeout(SAFETY),
-        ):
-            (echo,) = agent.mcp_servers
-            assert (await echo.call_tool("echo", {})).structuredContent == {"n": 1}
-            mcp.structured = structured
-            with pytest.raises(McpServerConnectionError, match=f"'echo'.*tool 'echo' .*{error}"):
-                await echo.call_tool("echo", {})
+    async with (
+        structured_echo() as (server, mcp),
+        OpenAIService(configuration=_hostile_config(server, request_timeout=2)) as svc,
+        svc.connected_agent(Agent(name="a"), None, None, turn, auth_token=TOKEN) as agent,
+        asyncio.timeout(SAFETY),
+    ):
+        (echo,) = agent.mcp_servers
+        assert (await echo.call_tool("echo", {})).structuredContent == {"n": 1}
+        mcp.structured = structured
+        with pytest.raises(McpServerConnectionError, match=f"'echo'.*tool 'echo' .*{error}"):
+            await echo.call_tool("echo", {})
     assert mcp.methods.count("tools/list") == 1  # the schema came from the listed definition

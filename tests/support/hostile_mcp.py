@@ -9,14 +9,16 @@ that does not match the output schema the tool was listed with (``structured``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from support.hostile_server import Request
+from support.hostile_server import HostileServer, Request
 
-__all__ = ["STRUCTURED_BREAKS", "HostileMcp"]
+__all__ = ["STRUCTURED_BREAKS", "HostileMcp", "structured_echo"]
 
 #: ``(structured content a server answers, the error a call then fails with)`` for a tool whose definition lists
 #: an output schema ``{"n": integer}``: both extensions check it as mcp's own client does.
@@ -83,3 +85,14 @@ class HostileMcp:
             result = {}
         _answer(writer, 200, {"jsonrpc": "2.0", "id": message["id"], "result": result})
         await writer.drain()
+
+
+@contextlib.asynccontextmanager
+async def structured_echo() -> AsyncIterator[tuple[HostileServer, HostileMcp]]:
+    """A gateway listing one server, ``echo``, whose one tool has an output schema and answers ``{"n": 1}``
+    until the test changes ``mcp.structured`` (the structured-content cases of both extensions)."""
+    mcp = HostileMcp(output_schema=True, structured={"n": 1})
+    async with HostileServer() as server:
+        server.route("/mcp", mcp)
+        server.gateway({"mcpServerName": "echo", "url": f"{server.base_url}/mcp"})
+        yield server, mcp
