@@ -160,6 +160,29 @@ async def test_clash_between_servers_is_resolved_the_same_way_whatever_the_disco
         assert emu.servers["notes_1"].state.notes == []
 
 
+async def test_tools_clashing_across_servers_are_named_at_registration_and_never_copied_per_merge() -> None:
+    async with Emulator(EmulatorConfig.with_notes_servers(2)) as emu:
+        turn = make_turn_context(agentic_app_id=DEFAULT_AGENT_ID)
+        service = McpToolRegistrationService(configuration=production_config(emu))
+        async with service, service.mcp_tools(emu.authorization(), AUTH_HANDLER, turn) as toolset:
+            registered = [t for tools in toolset.tools_by_server.values() for t in tools]
+            assert {"notes_1_add_note", "notes_2_add_note"} <= {t.name for t in registered}
+            # The agent's tools clash with none: what the agent gets are the registered tools themselves.
+            merged = toolset.merge([])
+            assert [t.name for t in merged] == [t.name for t in registered]
+            assert all(m is r for m, r in zip(merged, registered, strict=True))
+            # A clash with the agent's own tool is resolved from the server's name, in a copy.
+            own = registered[0].model_copy(update={"name": "list_emails", "metadata": {}})
+            renamed = next(t for t in toolset.merge([own]) if t.name == "mail_list_emails")
+            assert all(renamed is not r for r in registered)
+            add_2 = next(t for t in merged if t.name == "notes_2_add_note")
+            await add_2.ainvoke({"text": "named once"})
+            await renamed.ainvoke({})
+        assert emu.servers["notes_2"].state.notes == [{"id": 1, "text": "named once"}]
+        calls = [r.jsonrpc_method for r in emu.requests_for("mcp", server="mail")]
+        assert calls.count("tools/call") == 1  # the renamed tool called the server's list_emails
+
+
 async def test_servers_are_connected_concurrently(
     emulator: Emulator, service: McpToolRegistrationService, turn: Any, authorization: Any
 ) -> None:

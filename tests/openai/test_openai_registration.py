@@ -455,3 +455,33 @@ async def test_server_options_of_the_mcp_server_interface(
             turn,
             server_options={"client_session_timeout_seconds": 1},
         )
+
+
+async def test_a_renamed_tool_is_one_copy_for_every_turn(
+    emulator: Emulator,
+    service: McpToolRegistrationService,
+    authorization: EmulatorAuthorization,
+    turn: TurnContext,
+) -> None:
+    # A warm turn exposes the same shared definitions under the same names: the renamed definition is
+    # copied once, not once per turn (a turn of a host with 32 clashing servers spent ~1 ms copying).
+    @function_tool
+    def send_email(to: str) -> str:
+        """The agent's own send_email."""
+        return to
+
+    template = Agent(name="a", tools=[send_email])
+    listed: list[dict[str, Any]] = []
+    for _ in range(2):
+        async with service.connected_agent(template, authorization, AUTH_HANDLER, turn) as agent:
+            mail = _streamable(agent)["mail"]
+            listed.append({t.name: t for t in await mail.list_tools(RunContextWrapper(context=None), agent)})
+    assert "mail_send_email" in listed[0]
+    assert listed[1]["mail_send_email"] is listed[0]["mail_send_email"]
+    assert listed[1]["list_emails"] is listed[0]["list_emails"]  # not renamed: the cached definition itself
+    async with service.connected_agent(template, authorization, AUTH_HANDLER, turn) as agent:
+        result = await _streamable(agent)["mail"].call_tool(
+            "mail_send_email", {"to": "bob@contoso.example", "subject": "s", "body": "b"}
+        )
+        assert not result.isError
+    assert emulator.servers["mail"].state.sent[0].to == ["bob@contoso.example"]

@@ -8,7 +8,8 @@ import tracemalloc
 import pytest
 from mcp.types import Tool
 
-from agents_a365.tooling import ToolDefinitionCache, ToolingConfiguration
+from agents_a365.tooling import MCPServerConfig, ToolDefinitionCache, ToolingConfiguration
+from agents_a365.tooling.extensibility import list_servers
 
 URL = "https://mcp.example/agents/servers/mail"
 TOOLS = [Tool(name="send_email", inputSchema={"type": "object"})]
@@ -170,3 +171,31 @@ async def test_identical_definitions_are_stored_once_whatever_the_number_of_user
     assert cache.get(
         "https://mcp.example/servers/5", {"Authorization": "Bearer token-of-user-3"}
     ) is cache.get("https://mcp.example/servers/5", {"Authorization": "Bearer token-of-user-17"})
+
+
+async def test_servers_with_fresh_definitions_in_the_cache_are_not_listed() -> None:
+    # Both extensions list a turn's servers with the service's cache: a fresh entry is taken as it is (no task,
+    # no listing); a missing or expired one is listed; the order is the servers'.
+    clock = Clock()
+    cache = ToolDefinitionCache(10, clock=clock)
+    mail = MCPServerConfig(mcp_server_name="mail", url=URL, headers=ALICE)
+    notes = MCPServerConfig(mcp_server_name="notes", url=URL + "-notes", headers=ALICE)
+    cache.put(mail.url, mail.headers, TOOLS)
+    asked: list[str] = []
+
+    async def list_tools(server: MCPServerConfig) -> list[Tool]:
+        asked.append(server.mcp_server_name)
+        return [Tool(name=f"{server.mcp_server_name}_tool", inputSchema={"type": "object"})]
+
+    listed, failures = await list_servers(list_tools, [notes, mail], cache=cache)
+    assert asked == ["notes"]
+    assert failures == []
+    assert [(s.mcp_server_name, [t.name for t in tools]) for s, tools in listed] == [
+        ("notes", ["notes_tool"]),
+        ("mail", ["send_email"]),
+    ]
+    clock.now = 11  # expired: listed again (the service's listing serves it stale and refreshes)
+    await list_servers(list_tools, [mail], cache=cache)
+    assert asked == ["notes", "mail"]
+    await list_servers(list_tools, [mail])  # no cache given: always listed
+    assert asked == ["notes", "mail", "mail"]

@@ -98,20 +98,27 @@ async def list_servers(
     servers: Sequence[MCPServerConfig],
     *,
     skip_unreachable: bool = False,
+    cache: ToolDefinitionCache | None = None,
 ) -> tuple[list[tuple[MCPServerConfig, list[types.Tool]]], list[McpServerConnectionError]]:
     """Every server's tools, listed concurrently by ``list_tools`` (the tooling service's ``list_mcp_tools``:
-    cached per server and token, within ``request_timeout``).
+    cached per server and token, within ``request_timeout``). Servers with fresh definitions in ``cache``
+    (the service's ``tool_definitions``) take them from it directly, at no task's cost.
 
     Returns the servers listed with their tools and, with ``skip_unreachable``, one error per server left
     out, each logged as a WARNING ("skipping MCP server …"); without it the first failure raises
     ``McpServerConnectionError``, naming the others. Cancelling the caller cancels every listing.
     """
-    outcomes = await asyncio.gather(*(list_tools(s) for s in servers), return_exceptions=True)
+    outcomes: list[Any] = [None if cache is None else cache.get(s.url, s.headers) for s in servers]
+    misses = [index for index, found in enumerate(outcomes) if found is None]
+    if misses:
+        found = await asyncio.gather(*(list_tools(servers[i]) for i in misses), return_exceptions=True)
+        for index, outcome in zip(misses, found, strict=True):
+            outcomes[index] = outcome
     listed: list[tuple[MCPServerConfig, list[types.Tool]]] = []
     failures: list[McpServerConnectionError] = []
     for server, outcome in zip(servers, outcomes, strict=True):
         if not isinstance(outcome, BaseException):
-            listed.append((server, outcome))
+            listed.append((server, list(outcome)))
         elif isinstance(outcome, McpServerConnectionError):  # the core's: names the server and says why
             failures.append(outcome)
         elif isinstance(outcome, Exception):

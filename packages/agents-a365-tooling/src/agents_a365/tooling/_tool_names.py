@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections import Counter
@@ -35,6 +36,7 @@ logger = logging.getLogger(__name__)
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
+@functools.lru_cache(maxsize=4096)  # every turn compares the same few URLs: parse each once
 def normalize_url(url: str) -> str:
     """The URL compared for duplicates: scheme and host lower-cased, trailing ``/`` ignored."""
     text = url.strip()

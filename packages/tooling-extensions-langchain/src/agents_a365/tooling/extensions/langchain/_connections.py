@@ -24,7 +24,13 @@ from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
 from mcp.types import Tool as McpTool
 
 from agents_a365.tooling import MCPServerConfig, McpToolServerConfigurationService
-from agents_a365.tooling.extensibility import TurnIdentity, check_turn, tool_call_result, tool_call_span
+from agents_a365.tooling.extensibility import (
+    McpSessionPool,
+    TurnIdentity,
+    check_turn,
+    tool_call_result,
+    tool_call_span,
+)
 
 from ._toolset import A365_SERVER
 
@@ -35,6 +41,7 @@ _CONVERT_BATCH = 100  # tools converted between two yields to the event loop
 
 def _intercepted(
     core: McpToolServerConfigurationService,
+    pool: McpSessionPool,
     server: MCPServerConfig,
     definitions: Sequence[McpTool],
     exited: asyncio.Event | None,
@@ -49,7 +56,7 @@ def _intercepted(
     Only failures of the call itself (connecting, transport, protocol errors, timeouts) invalidate; a
     tool's own error result (``isError``) is converted after the interceptors and keeps the entry.
     """
-    name, pool, cache = server.mcp_server_name, core.session_pool, core.tool_definitions
+    name, cache = server.mcp_server_name, core.tool_definitions
     schemas = {d.name: d.outputSchema for d in definitions if d.outputSchema is not None}
 
     async def intercept(
@@ -76,16 +83,19 @@ async def to_langchain(
     server: MCPServerConfig,
     core: McpToolServerConfigurationService,
     *,
+    pool: McpSessionPool,
+    names: Sequence[str],
     exited: asyncio.Event | None,
 ) -> list[BaseTool]:
-    """What ``load_mcp_tools`` builds from the listed tools (same names, schemas and metadata, no name
-    prefix, MCP execution errors returned to the model), calling through the core's session pool, plus
-    cache invalidation. Converted in batches: thousands of tools never hold the event loop in one step."""
+    """What ``load_mcp_tools`` builds from the listed tools (same schemas and metadata, no name prefix, MCP
+    execution errors returned to the model), calling through ``pool`` (the core's), plus cache invalidation;
+    each tool named as ``names`` says. Converted in batches: thousands of tools never hold the event loop
+    in one step."""
     # The interceptor makes every call, so the adapter never connects: it is only told where the server is.
     connection = StreamableHttpConnection(transport="streamable_http", url=server.url)
-    interceptors = [_intercepted(core, server, definitions, exited)]
+    interceptors = [_intercepted(core, pool, server, definitions, exited)]
     tools: list[BaseTool] = []
-    for index, definition in enumerate(definitions):
+    for index, (definition, name) in enumerate(zip(definitions, names, strict=True)):
         if index and not index % _CONVERT_BATCH:
             await asyncio.sleep(0)
         tool = convert_mcp_tool_to_langchain_tool(
@@ -99,5 +109,8 @@ async def to_langchain(
         )
         # The key add_tool_servers_to_agent looks for to replace this turn's tools in a later turn.
         tool.metadata = {**(tool.metadata or {}), A365_SERVER: server.mcp_server_name}
+        # Renamed here, on a tool no one holds yet: the adapter calls the server with the definition's name,
+        # and a clash across servers costs no copy at each merge.
+        tool.name = name
         tools.append(tool)
     return tools

@@ -63,20 +63,41 @@ class McpToolset:
     :meth:`McpToolRegistrationService.mcp_tools` refuse to run once its ``async with`` block exits.
     """
 
-    __slots__ = ("_by_server", "servers")
+    __slots__ = ("_by_server", "_names", "servers")
 
     def __init__(self, servers: Sequence[MCPServerConfig], tools_by_server: Mapping[str, Sequence[BaseTool]]):
         self.servers: tuple[MCPServerConfig, ...] = tuple(servers)
         self._by_server = {name: tuple(tools) for name, tools in tools_by_server.items()}
+        self._names = {server: [t.name for t in tools] for server, tools in self._by_server.items()}
+
+    @classmethod
+    def _named(
+        cls,
+        servers: Sequence[MCPServerConfig],
+        tools_by_server: Mapping[str, Sequence[BaseTool]],
+        mcp_names: Mapping[str, Sequence[str]],
+    ) -> McpToolset:
+        """Tools already named clear of each other's (the service's): ``mcp_names`` are their servers' names."""
+        toolset = cls(servers, tools_by_server)
+        toolset._names = {server: list(names) for server, names in mcp_names.items()}
+        return toolset
 
     @property
     def tools_by_server(self) -> Mapping[str, tuple[BaseTool, ...]]:
-        """Each server's tools under their MCP names (before clash resolution)."""
+        """Each server's tools, a name shared by two servers' tools resolved (as :meth:`tools` without
+        ``existing_tools``)."""
         return dict(self._by_server)
 
     def tools(self, existing_tools: Sequence[Any] = ()) -> list[BaseTool]:
         """The MCP tools, renamed where needed so none clashes with ``existing_tools`` or another server's."""
-        return resolve_tool_names(existing_tools, self._by_server)
+        reserved = [n for n in (tool_name(t) for t in existing_tools) if n is not None]
+        exposed = resolve_names(reserved, self._names)
+        # Named across servers already: only a clash with the agent's own tools costs a copy.
+        return [
+            tool if name == tool.name else tool.model_copy(update={"name": name})
+            for server, tools in self._by_server.items()
+            for tool, name in zip(tools, exposed[server], strict=True)
+        ]
 
     def merge(self, existing_tools: Sequence[Any] | None = None) -> list[Any]:
         """``existing_tools`` (unchanged, first) followed by the MCP tools, names unique. Agent 365 MCP tools

@@ -12,7 +12,7 @@ from langchain_core.tools import BaseTool
 
 from agents_a365.runtime import AuthorizationLike, TurnContextLike
 from agents_a365.tooling import ToolOptions
-from agents_a365.tooling.extensibility import McpSessionPool, list_servers, renamed_kwargs
+from agents_a365.tooling.extensibility import McpSessionPool, list_servers, renamed_kwargs, resolve_tool_names
 
 from ._connections import to_langchain
 from ._history_sends import ChatHistorySends, StateGraphLike
@@ -121,12 +121,19 @@ class McpToolRegistrationService(ChatHistorySends):
             turn_context, authorization, auth_handler_name, auth_token, options=self.tool_options(options)
         )
         # Listed concurrently by the core (cached definitions cost no MCP request) on the pooled sessions.
-        listed, _ = await list_servers(core.list_mcp_tools, servers, skip_unreachable=skip_unreachable)
+        listed, _ = await list_servers(
+            core.list_mcp_tools, servers, skip_unreachable=skip_unreachable, cache=core.tool_definitions
+        )
+        by_name = {s.mcp_server_name: (s, defs) for s, defs in listed}  # one server per name: the last
+        # Named across servers once, at conversion; a merge renames only a clash with the agent's own tools.
+        mcp_names = {name: [d.name for d in defs] for name, (_, defs) in by_name.items()}
+        names = resolve_tool_names((), mcp_names)
+        pool = core.session_pool  # read once: it reads the settings
         tools = {
-            server.mcp_server_name: await to_langchain(definitions, server, core, exited=exited)
-            for server, definitions in listed
+            name: await to_langchain(defs, s, core, pool=pool, names=names[name], exited=exited)
+            for name, (s, defs) in by_name.items()
         }
-        return McpToolset([server for server, _ in listed], tools)
+        return McpToolset._named([server for server, _ in listed], tools, mcp_names)
 
     @renamed_kwargs(tool_options="options")
     async def get_mcp_tools(

@@ -55,11 +55,12 @@ def build_servers(
     exposed under the tooling core's rule."""
     own = [name for name in (getattr(t, "name", None) for t in own_tools) if isinstance(name, str)]
     exposed = resolve_tool_names(own, {c.mcp_server_name: [t.name for t in tools] for c, tools in listed})
+    pool = core.session_pool  # read once: it reads the settings
     return [
         A365MCPServer(
             config,
             tools,
-            pool=core.session_pool,
+            pool=pool,
             tool_cache=core.tool_definitions,
             exposed_names=exposed[config.mcp_server_name],
             **options,

@@ -48,6 +48,11 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 # (tool name, call id) noted by the tool_meta_resolver for the call that follows in the same task.
 _CALL: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar("a365_mcp_call", default=None)
+# mcp 1 names the field outputSchema, mcp 2 output_schema (a missing attribute of a model costs ~10 us).
+_OUTPUT_SCHEMA = "outputSchema" if "outputSchema" in Tool.model_fields else "output_schema"
+# (id of a definition, exposed name) -> (the definition, its renamed copy); cleared when full.
+_RENAMED: dict[tuple[int, str], tuple[Tool, Tool]] = {}
+_MAX_RENAMED = 4096
 
 
 class A365MCPServer(MCPServer):
@@ -119,7 +124,15 @@ class A365MCPServer(MCPServer):
 
     def _expose(self, tool: Tool) -> Tool:
         name = self._exposed.get(tool.name)
-        return tool if name is None else tool.model_copy(update={"name": name})
+        if name is None:
+            return tool
+        # Each turn exposes the same shared definitions under the same names: one copy serves them all.
+        found = _RENAMED.get((id(tool), name))
+        if found is None or found[0] is not tool:
+            if len(_RENAMED) >= _MAX_RENAMED:
+                _RENAMED.clear()
+            found = _RENAMED[id(tool), name] = (tool, tool.model_copy(update={"name": name}))
+        return found[1]
 
     # -- lifecycle: connected by the first request, closed when the turn ends -----------------------
     async def connect(self) -> None:
@@ -226,6 +239,5 @@ class A365MCPServer(MCPServer):
 
 
 def _output_schema(tool: Tool) -> dict[str, Any] | None:
-    # mcp 1 names the field outputSchema, mcp 2 output_schema.
-    schema = getattr(tool, "outputSchema", None) or getattr(tool, "output_schema", None)
+    schema = getattr(tool, _OUTPUT_SCHEMA, None)
     return schema if isinstance(schema, dict) else None

@@ -202,12 +202,11 @@ class McpToolRegistrationService(ExtensionServiceBase):
         configs = unique_servers(discovered, known)  # a server already on the agent is not added again
         # Listed by the core (cached per server and token: a warm turn makes no request) on the pooled
         # sessions the calls then use.
+        core = self.configuration_service
         listed, _ = await list_servers(
-            self.configuration_service.list_mcp_tools, configs, skip_unreachable=skip_unreachable
+            core.list_mcp_tools, configs, skip_unreachable=skip_unreachable, cache=core.tool_definitions
         )
-        servers = build_servers(
-            listed, own_tools=agent.tools, core=self.configuration_service, options=options
-        )
+        servers = build_servers(listed, own_tools=agent.tools, core=core, options=options)
         names = ", ".join(s.name for s in servers) or "none"
         logger.info("added MCP servers to agent %r: %s (%d discovered)", agent.name, names, len(discovered))
         return agent.clone(mcp_servers=[*existing, *servers]), servers
