@@ -124,9 +124,11 @@ async def start_host(
     orchestrator: str,
     otel_endpoint: str | None = None,
     *,
+    otel_scope: str = "global",
     drain_stdout: bool = True,
 ) -> Host:
-    """``mode``: ``ours``, ``floor`` or ``ms`` (Microsoft's SDK in its venv; OpenAI only). ``drain_stdout``
+    """``mode``: ``ours``, ``floor`` or ``ms`` (Microsoft's SDK in its venv; OpenAI only). ``otel_scope``:
+    ``global`` providers, or ``sdk`` (this SDK's ``configure_telemetry`` only). ``drain_stdout``
     False leaves the host's stdout unread after its ready line (``host_stall.py --undrained-stdout``)."""
     log = Path(tempfile.mkstemp(prefix=f"host-{label}-", suffix=".log")[1])
     if mode == "ms":
@@ -150,7 +152,7 @@ async def start_host(
             "--emulator",
             emu.base_url,
             f"--secret={emu.secret}",  # one argument: a random secret may start with "-"
-            *(["--otel-endpoint", otel_endpoint] if otel_endpoint else []),
+            *(["--otel-endpoint", otel_endpoint, "--otel-scope", otel_scope] if otel_endpoint else []),
         ]
     # Popen on this (the main) thread: a host's PR_SET_PDEATHSIG follows the thread that forked it.
     # O_APPEND: the host's stderr and our copy of its stdout share the file without overwriting each other.

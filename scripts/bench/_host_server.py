@@ -91,8 +91,10 @@ async def _openai_turn(tooling: Any, auth: Any, turn: Any, observer: Any) -> Non
         session.close()
 
 
-def setup_otel(endpoint: str) -> tuple[Any, list[Any]]:
-    """The realistic setup: SDK providers, batch span processor, periodic metric reader, OTLP/HTTP."""
+def setup_otel(endpoint: str, scope: str = "global") -> tuple[Any, list[Any]]:
+    """The realistic setup: SDK providers, batch span processor, periodic metric reader, OTLP/HTTP. ``global``:
+    set as the global providers (hosting-core records too); ``sdk``: given to this SDK only
+    (``configure_telemetry``), the app's ``invoke_agent`` span on them."""
     from opentelemetry import metrics, trace
     from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -109,8 +111,13 @@ def setup_otel(endpoint: str) -> tuple[Any, list[Any]]:
         OTLPMetricExporter(endpoint=f"{endpoint}/v1/metrics"), export_interval_millis=5000
     )
     meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
-    trace.set_tracer_provider(tracer_provider)
-    metrics.set_meter_provider(meter_provider)
+    if scope == "sdk":
+        from agents_a365.tooling import configure_telemetry
+
+        configure_telemetry(tracer_provider=tracer_provider, meter_provider=meter_provider)
+    else:
+        trace.set_tracer_provider(tracer_provider)
+        metrics.set_meter_provider(meter_provider)
     return tracer_provider.get_tracer("host-bench"), [tracer_provider, meter_provider]
 
 
@@ -193,7 +200,7 @@ async def serve(args: argparse.Namespace) -> None:
     hosted = load_example()
     hosted.langchain_model = OneToolLangChainModel
     hosted._openai_turn = _openai_turn
-    tracer, providers = setup_otel(args.otel_endpoint) if args.otel_endpoint else (None, [])
+    tracer, providers = setup_otel(args.otel_endpoint, args.otel_scope) if args.otel_endpoint else (None, [])
     floor = Floor(args.emulator, args.secret) if args.mode == "floor" else None
     tooling = McpToolServerConfigurationService(
         ToolingConfiguration(mcp_platform_endpoint=args.emulator, use_tooling_manifest=False)
@@ -232,6 +239,7 @@ def main() -> None:
     parser.add_argument("--emulator", required=True)
     parser.add_argument("--secret", required=True)
     parser.add_argument("--otel-endpoint")
+    parser.add_argument("--otel-scope", choices=["global", "sdk"], default="global")
     args = parser.parse_args()
     die_with_parent()
     logging.basicConfig(level=logging.ERROR)

@@ -206,15 +206,16 @@ class Run:
         return merge(phases) if phases else None
 
 
-async def run_sends(rounds: int) -> float | None:
-    """Target 'threat-protection sends': ``concurrency.py``'s CPU per send, ours / floor."""
+async def run_sends(rounds: int) -> tuple[float | None, float | None]:
+    """Target 'threat-protection sends': ``concurrency.py``'s CPU per send, ours / floor, and ours (seconds)."""
     command = [sys.executable, str(BENCH_DIR / "concurrency.py"), "--sends", "1000", "--rounds", str(rounds)]
     done = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True, cwd=ROOT)
     match = re.search(r"CPU per send ours / floor\s*\|\s*([0-9.]+)", done.stdout)
     if not match:
         print(f"  ! concurrency.py gave no ratio (exit {done.returncode}): {done.stderr[-500:]}")
-        return None
-    return float(match.group(1))
+        return None, None
+    ours = re.search(r"ours \(one pooled client\)\s*\|[^|]*\|[^|]*\|\s*([0-9.]+) ms", done.stdout)
+    return float(match.group(1)), float(ours.group(1)) / 1000 if ours else None
 
 
 async def profile_hosts(run: Run, hosts: dict[tuple[str, str], Host], out: dict[str, Any]) -> None:
@@ -293,12 +294,19 @@ async def main(argv: list[str] | None = None) -> dict[str, Any]:
             for orchestrator in args.orchestrators:
                 wanted += [(orchestrator, "ours", "ours"), (orchestrator, "floor", "floor")]
                 if not args.no_otel:
-                    wanted.append((orchestrator, "otel", "ours"))
+                    wanted += [(orchestrator, "otel", "ours"), (orchestrator, "otel-sdk", "ours")]
             if not args.no_ms and "openai" in args.orchestrators:
                 wanted.append(("openai", "ms", "ms"))
             started = await asyncio.gather(
                 *(
-                    start_host(f"{o}-{side}", emu, mode, o, collector.url if side == "otel" else None)
+                    start_host(
+                        f"{o}-{side}",
+                        emu,
+                        mode,
+                        o,
+                        collector.url if side.startswith("otel") else None,
+                        otel_scope="sdk" if side == "otel-sdk" else "global",
+                    )
                     for o, side, mode in wanted
                 )
             )
@@ -315,9 +323,10 @@ async def main(argv: list[str] | None = None) -> dict[str, Any]:
                     stop_host(host, keep_log=key in failed)
             otel_bytes = dict(collector.received)
         rtp = rtp_check(run, emu)
+    send_cpu: float | None = None
     if not args.no_sends:
-        sends_ratio = await run_sends(args.sends_rounds)
-    figures = report(run, args, main_servers, profile, sends_ratio, otel_bytes, rtp)
+        sends_ratio, send_cpu = await run_sends(args.sends_rounds)
+    figures = report(run, args, main_servers, profile, (sends_ratio, send_cpu), otel_bytes, rtp)
     return figures
 
 
@@ -340,7 +349,7 @@ def rtp_check(run: Run, emu: Any) -> dict[str, int]:
 
 async def phases(run: Run, hosts: dict[tuple[str, str], Host]) -> None:
     args = run.args
-    sides = sorted({side for _, side in hosts}, key=["ours", "floor", "otel", "ms"].index)
+    sides = sorted({side for _, side in hosts}, key=["ours", "floor", "otel", "otel-sdk", "ms"].index)
     # Main phase: every user's first turn once (unmeasured), then warm rounds, sides interleaved.
     users = run.pool
     for (orchestrator, side), host in hosts.items():

@@ -42,7 +42,7 @@ def test_host_benchmark_runs_every_phase_and_reports_every_target(tmp_path: Path
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     figures = json.loads(out.read_text())
 
-    expected_turns = {"ours": 4, "floor": 4, "otel": 4, "cold_ours": 2, "cold_floor": 2}
+    expected_turns = {"ours": 4, "floor": 4, "otel": 4, "otel-sdk": 4, "cold_ours": 2, "cold_floor": 2}
     for orchestrator in ORCHESTRATORS:
         sides = figures["orchestrators"][orchestrator]
         for side, turns in expected_turns.items():
@@ -63,12 +63,21 @@ def test_host_benchmark_runs_every_phase_and_reports_every_target(tmp_path: Path
         assert state.split(" ")[0] in {"PASS", "MISS", "n/a"}, (name, state)
     skipped = {name for _, name, _, _, state in rows if state.startswith("n/a")}
     assert skipped == {"throughput ours / Microsoft 2.0.0", "threat-protection sends CPU/send ours / floor"}
+    restated = figures["restated_targets"]
+    assert len(restated) == 5 * len(ORCHESTRATORS)
+    for orchestrator, name, value, _goal, state in restated:
+        assert orchestrator in ORCHESTRATORS
+        if name == "a send's CPU / a warm turn's":
+            assert state == "n/a"  # --no-sends
+        else:
+            assert state.split(" ")[0] in {"PASS", "MISS"}, (name, value, state)
 
     # Every turn's history reached threat protection with the tool's answer in it (the tool was called).
     assert figures["rtp"]["records"] == figures["rtp"]["turns"] > 0
     assert figures["rtp"]["with_answer"] == figures["rtp"]["records"]
     assert figures["otel_collector"]["/v1/traces requests"] > 0
     assert "## Targets" in done.stdout
+    assert "## Targets as restated" in done.stdout
     for orchestrator in ORCHESTRATORS:
         profile = figures["profile"][orchestrator]
         assert profile["tool"] == "cProfile"
