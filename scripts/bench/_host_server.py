@@ -8,9 +8,10 @@ on aiohttp, ``/api/messages``), loaded as users copy it, with the benchmark's on
 
 - LangChain: the example's own turn (``mcp_tools`` / ``create_agent`` / ``send_chat_history``), its model
   factory replaced.
-- OpenAI: the example's turn mirrored here with one change, ``mcp_config={"include_server_in_tool_names":
-  True}`` on the template: every notes server has the same tool names, which the Agents SDK refuses
-  without it. If the example's OpenAI turn changes, change ``_openai_turn`` the same way.
+- OpenAI: the example's turn mirrored here (its model replaced). Every notes server has the same tool
+  names: the SDK exposes the clashing ones as ``<server>_<tool>`` (the Agents SDK's own
+  ``include_server_in_tool_names``, which Microsoft's host needs, is not set: it renames every tool of every
+  server on each model call). If the example's OpenAI turn changes, change ``_openai_turn`` the same way.
 
 ``floor`` is the same host (same hosting glue, typing indicator, orchestrators and model) with no SDK
 (``_host_floor.py``). With ``--otel-endpoint`` the SDK tracer and meter providers are set globally
@@ -68,7 +69,7 @@ def load_example() -> ModuleType:
 
 
 async def _openai_turn(tooling: Any, auth: Any, turn: Any, observer: Any) -> None:
-    """The example's ``_openai_turn`` with the scripted model and server-prefixed tool names."""
+    """The example's ``_openai_turn`` with the scripted model."""
     from agents import Agent, Runner, SQLiteSession
 
     from agents_a365.tooling.extensions import openai as oa
@@ -78,7 +79,6 @@ async def _openai_turn(tooling: Any, auth: Any, turn: Any, observer: Any) -> Non
         name="Mailer",
         instructions="You send emails for the user.",
         model=OneToolOpenAIModel(),
-        mcp_config={"include_server_in_tool_names": True},
     )
     session = SQLiteSession(turn.activity.conversation.id)
     try:
