@@ -55,7 +55,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "growth_servers": "1,8,32",
         "growth_conversations": "8,32",
         "growth_base": 8,
-        "growth_turns": 3,
+        "growth_turns": 12,  # 96 turns a phase: fewer and the 10 ms CPU ticks and GC decide the growth ratio
         "cold_servers": 16,
         "cold_users": 8,
         "cold_concurrency": 4,
@@ -70,7 +70,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "growth_servers": "1,8,32",
         "growth_conversations": "50,200,1000",
         "growth_base": 50,
-        "growth_turns": 3,
+        "growth_turns": 6,
         "cold_servers": 16,
         "cold_users": 24,
         "cold_concurrency": 4,

@@ -1,0 +1,30 @@
+"""The warm-turn benchmark's plumbing at toy size (issue 26): both orchestrators' turns run in child processes
+against the emulator and every row is reported. No timing is asserted."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_warm_turn_benchmark_reports_every_orchestrator_and_count() -> None:
+    command = [sys.executable, str(ROOT / "scripts/bench/warm_turn.py"), "--servers=1,2", "--runs=1"]
+    command += ["--users=2", "--rounds=1"]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    rows = [line.split("|")[1:-1] for line in done.stdout.splitlines() if line.startswith("| ")][1:]
+    assert [(r[0].strip(), r[1].strip()) for r in rows] == [
+        ("langchain", "1"),
+        ("langchain", "2"),
+        ("openai", "1"),
+        ("openai", "2"),
+    ]
+    for row in rows:
+        assert row[2].strip().endswith(" ms")
+        assert float(row[2].split()[0]) > 0
