@@ -110,10 +110,9 @@ async def list_servers(
     """
     outcomes: list[Any] = [None if cache is None else cache.get(s.url, s.headers) for s in servers]
     misses = [index for index, found in enumerate(outcomes) if found is None]
-    if misses:
-        found = await asyncio.gather(*(list_tools(servers[i]) for i in misses), return_exceptions=True)
-        for index, outcome in zip(misses, found, strict=True):
-            outcomes[index] = outcome
+    found = await asyncio.gather(*(list_tools(servers[i]) for i in misses), return_exceptions=True)
+    for index, outcome in zip(misses, found, strict=True):
+        outcomes[index] = outcome
     listed: list[tuple[MCPServerConfig, list[types.Tool]]] = []
     failures: list[McpServerConnectionError] = []
     for server, outcome in zip(servers, outcomes, strict=True):

@@ -24,13 +24,7 @@ from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
 from mcp.types import Tool as McpTool
 
 from agents_a365.tooling import MCPServerConfig, McpToolServerConfigurationService
-from agents_a365.tooling.extensibility import (
-    McpSessionPool,
-    TurnIdentity,
-    check_turn,
-    tool_call_result,
-    tool_call_span,
-)
+from agents_a365.tooling.extensibility import TurnIdentity, check_turn, tool_call_result, tool_call_span
 
 from ._toolset import A365_SERVER
 
@@ -41,7 +35,6 @@ _CONVERT_BATCH = 100  # tools converted between two yields to the event loop
 
 def _intercepted(
     core: McpToolServerConfigurationService,
-    pool: McpSessionPool,
     server: MCPServerConfig,
     definitions: Sequence[McpTool],
     exited: asyncio.Event | None,
@@ -56,7 +49,7 @@ def _intercepted(
     Only failures of the call itself (connecting, transport, protocol errors, timeouts) invalidate; a
     tool's own error result (``isError``) is converted after the interceptors and keeps the entry.
     """
-    name, cache = server.mcp_server_name, core.tool_definitions
+    name, pool, cache = server.mcp_server_name, core.session_pool, core.tool_definitions
     schemas = {d.name: d.outputSchema for d in definitions if d.outputSchema is not None}
 
     async def intercept(
@@ -83,17 +76,16 @@ async def to_langchain(
     server: MCPServerConfig,
     core: McpToolServerConfigurationService,
     *,
-    pool: McpSessionPool,
     names: Sequence[str],
     exited: asyncio.Event | None,
 ) -> list[BaseTool]:
     """What ``load_mcp_tools`` builds from the listed tools (same schemas and metadata, no name prefix, MCP
-    execution errors returned to the model), calling through ``pool`` (the core's), plus cache invalidation;
+    execution errors returned to the model), calling through the core's session pool, plus cache invalidation;
     each tool named as ``names`` says. Converted in batches: thousands of tools never hold the event loop
     in one step."""
     # The interceptor makes every call, so the adapter never connects: it is only told where the server is.
     connection = StreamableHttpConnection(transport="streamable_http", url=server.url)
-    interceptors = [_intercepted(core, pool, server, definitions, exited)]
+    interceptors = [_intercepted(core, server, definitions, exited)]
     tools: list[BaseTool] = []
     for index, (definition, name) in enumerate(zip(definitions, names, strict=True)):
         if index and not index % _CONVERT_BATCH:

@@ -41,12 +41,17 @@ def tool_name(tool: Any) -> str | None:
 
 
 def resolve_tool_names(
-    existing: Iterable[Any], tools_by_server: Mapping[str, Sequence[BaseTool]]
+    existing: Iterable[Any],
+    tools_by_server: Mapping[str, Sequence[BaseTool]],
+    mcp_names: Mapping[str, Sequence[str]] | None = None,
 ) -> list[BaseTool]:
     """The MCP tools of every server (in server order), renamed so no two tools share a name: the agent's
-    own tools keep theirs, a clashing MCP tool becomes ``<server>_<tool>`` (see the tooling core's rule)."""
+    own tools keep theirs, a clashing MCP tool becomes ``<server>_<tool>`` (see the tooling core's rule).
+    ``mcp_names``: each tool's name on its server when it differs from its name (default: their names); a
+    tool already under its resolved name is not copied."""
     reserved = [n for n in (tool_name(t) for t in existing) if n is not None]
-    exposed = resolve_names(reserved, {s: [t.name for t in tools] for s, tools in tools_by_server.items()})
+    names = mcp_names or {s: [t.name for t in tools] for s, tools in tools_by_server.items()}
+    exposed = resolve_names(reserved, names)
     # The MCP adapter's coroutine calls the server with the original MCP name it closed over,
     # so only the name the model sees changes.
     return [
@@ -65,22 +70,17 @@ class McpToolset:
 
     __slots__ = ("_by_server", "_names", "servers")
 
-    def __init__(self, servers: Sequence[MCPServerConfig], tools_by_server: Mapping[str, Sequence[BaseTool]]):
-        self.servers: tuple[MCPServerConfig, ...] = tuple(servers)
-        self._by_server = {name: tuple(tools) for name, tools in tools_by_server.items()}
-        self._names = {server: [t.name for t in tools] for server, tools in self._by_server.items()}
-
-    @classmethod
-    def _named(
-        cls,
+    def __init__(
+        self,
         servers: Sequence[MCPServerConfig],
         tools_by_server: Mapping[str, Sequence[BaseTool]],
-        mcp_names: Mapping[str, Sequence[str]],
-    ) -> McpToolset:
-        """Tools already named clear of each other's (the service's): ``mcp_names`` are their servers' names."""
-        toolset = cls(servers, tools_by_server)
-        toolset._names = {server: list(names) for server, names in mcp_names.items()}
-        return toolset
+        mcp_names: Mapping[str, Sequence[str]] | None = None,
+    ):
+        """``mcp_names``: each tool's name on its server, when the tools were renamed (the service names the
+        tools of servers that clash when it builds them)."""
+        self.servers: tuple[MCPServerConfig, ...] = tuple(servers)
+        self._by_server = {name: tuple(tools) for name, tools in tools_by_server.items()}
+        self._names = mcp_names
 
     @property
     def tools_by_server(self) -> Mapping[str, tuple[BaseTool, ...]]:
@@ -90,14 +90,8 @@ class McpToolset:
 
     def tools(self, existing_tools: Sequence[Any] = ()) -> list[BaseTool]:
         """The MCP tools, renamed where needed so none clashes with ``existing_tools`` or another server's."""
-        reserved = [n for n in (tool_name(t) for t in existing_tools) if n is not None]
-        exposed = resolve_names(reserved, self._names)
-        # Named across servers already: only a clash with the agent's own tools costs a copy.
-        return [
-            tool if name == tool.name else tool.model_copy(update={"name": name})
-            for server, tools in self._by_server.items()
-            for tool, name in zip(tools, exposed[server], strict=True)
-        ]
+        # Named across servers already (the service's): only a clash with the agent's own tools costs a copy.
+        return resolve_tool_names(existing_tools, self._by_server, self._names)
 
     def merge(self, existing_tools: Sequence[Any] | None = None) -> list[Any]:
         """``existing_tools`` (unchanged, first) followed by the MCP tools, names unique. Agent 365 MCP tools

@@ -128,12 +128,11 @@ class McpToolRegistrationService(ChatHistorySends):
         # Named across servers once, at conversion; a merge renames only a clash with the agent's own tools.
         mcp_names = {name: [d.name for d in defs] for name, (_, defs) in by_name.items()}
         names = resolve_tool_names((), mcp_names)
-        pool = core.session_pool  # read once: it reads the settings
         tools = {
-            name: await to_langchain(defs, s, core, pool=pool, names=names[name], exited=exited)
+            name: await to_langchain(defs, s, core, names=names[name], exited=exited)
             for name, (s, defs) in by_name.items()
         }
-        return McpToolset._named([server for server, _ in listed], tools, mcp_names)
+        return McpToolset([server for server, _ in listed], tools, mcp_names)
 
     @renamed_kwargs(tool_options="options")
     async def get_mcp_tools(
