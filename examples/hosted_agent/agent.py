@@ -185,7 +185,8 @@ async def _openai_turn(
     template = Agent(name="Mailer", instructions="You send emails for the user.", model=openai_model())
     session = SQLiteSession(turn.activity.conversation.id)
     try:
-        async with service.connected_agent(template, auth, AUTH_HANDLER, turn) as agent:
+        # function_tools=True: the servers' tools converted once per turn, not before every model call.
+        async with service.connected_agent(template, auth, AUTH_HANDLER, turn, function_tools=True) as agent:
             result = await Runner.run(agent, turn.activity.text, session=session)
             await observer.on_answer("openai", turn, {"result": result, "agent": agent})
         await turn.send_activity(str(result.final_output))

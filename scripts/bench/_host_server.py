@@ -82,7 +82,7 @@ async def _openai_turn(tooling: Any, auth: Any, turn: Any, observer: Any) -> Non
     )
     session = SQLiteSession(turn.activity.conversation.id)
     try:
-        async with service.connected_agent(template, auth, "AGENTIC", turn) as agent:
+        async with service.connected_agent(template, auth, "AGENTIC", turn, function_tools=True) as agent:
             result = await Runner.run(agent, turn.activity.text, session=session)
             await observer.on_answer("openai", turn, {"result": result, "agent": agent})
         await turn.send_activity(str(result.final_output))

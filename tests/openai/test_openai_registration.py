@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from agents import Agent, RunContextWrapper, function_tool
+from agents import Agent, RunContextWrapper, Runner, function_tool
 from agents.mcp import MCPServerStreamableHttp, ToolFilterContext
 from microsoft_agents.hosting.core import TurnContext
 
@@ -29,6 +29,7 @@ from agents_a365.tooling import McpServerConnectionError, McpToolServerConfigura
 from agents_a365.tooling.extensions.openai import ORCHESTRATOR_NAME, A365MCPServer, McpToolRegistrationService
 from support.leaks import leaked_tasks, other_tasks
 from support.platform import AUTH_HANDLER, production_config
+from support.scripted_openai import ScriptedModel, assistant_message, function_call, tool_outputs
 from support.turns import make_turn_context
 
 
@@ -457,31 +458,51 @@ async def test_server_options_of_the_mcp_server_interface(
         )
 
 
-async def test_a_renamed_tool_is_one_copy_for_every_turn(
+async def test_function_tools_are_converted_once_and_run_as_the_servers_tools(
     emulator: Emulator,
     service: McpToolRegistrationService,
     authorization: EmulatorAuthorization,
     turn: TurnContext,
 ) -> None:
-    # A warm turn exposes the same shared definitions under the same names: the renamed definition is
-    # copied once, not once per turn (a turn of a host with 32 clashing servers spent ~1 ms copying).
+    # function_tools=True: the Agents SDK gets the servers' tools as FunctionTools converted once per turn (with
+    # mcp_servers it converts every tool again before each model call); names, strictness and calls unchanged.
     @function_tool
     def send_email(to: str) -> str:
         """The agent's own send_email."""
         return to
 
-    template = Agent(name="a", tools=[send_email])
-    listed: list[dict[str, Any]] = []
-    for _ in range(2):
-        async with service.connected_agent(template, authorization, AUTH_HANDLER, turn) as agent:
-            mail = _streamable(agent)["mail"]
-            listed.append({t.name: t for t in await mail.list_tools(RunContextWrapper(context=None), agent)})
-    assert "mail_send_email" in listed[0]
-    assert listed[1]["mail_send_email"] is listed[0]["mail_send_email"]
-    assert listed[1]["list_emails"] is listed[0]["list_emails"]  # not renamed: the cached definition itself
-    async with service.connected_agent(template, authorization, AUTH_HANDLER, turn) as agent:
-        result = await _streamable(agent)["mail"].call_tool(
-            "mail_send_email", {"to": "bob@contoso.example", "subject": "s", "body": "b"}
-        )
-        assert not result.isError
-    assert emulator.servers["mail"].state.sent[0].to == ["bob@contoso.example"]
+    def call(items: list[Any], tools: list[Any]) -> list[Any]:
+        return [function_call("mail_send_email", {"to": "bob@contoso.example", "subject": "s", "body": "b"})]
+
+    def answer(items: list[Any], tools: list[Any]) -> list[Any]:
+        return [assistant_message(" | ".join(tool_outputs(items)))]
+
+    template = Agent(
+        name="a",
+        tools=[send_email],
+        model=ScriptedModel([call, answer, call, answer]),
+        mcp_config={"convert_schemas_to_strict": True},
+    )
+    async with service.connected_agent(
+        template, authorization, AUTH_HANDLER, turn, function_tools=True
+    ) as agent:
+        assert not [s for s in agent.mcp_servers if isinstance(s, A365MCPServer)]
+        assert template.tools == [send_email]  # the template is not changed
+        context = RunContextWrapper(context=None)
+        first, second = await agent.get_all_tools(context), await agent.get_all_tools(context)
+        assert all(a is b for a, b in zip(first, second, strict=True))  # not converted again per model call
+        by_name = {t.name: t for t in first}
+        assert by_name["send_email"] is send_email
+        assert {"mail_send_email", "list_emails", "list_events"} <= set(by_name)
+        assert by_name["mail_send_email"].strict_json_schema  # agent.mcp_config applies
+        result = await Runner.run(agent, "Email Bob")
+        assert "bob@contoso.example" in result.final_output  # the server's answer
+    assert len(emulator.servers["mail"].state.sent) == 1  # the server's own send_email ran
+    calls = len([r for r in emulator.requests_for("mcp", server="mail") if r.jsonrpc_method == "tools/call"])
+    # After the block its tools refuse: the Agents SDK hands the model the error, the server sees no call.
+    result = await Runner.run(agent, "Email Bob again")
+    assert "error occurred" in result.final_output  # the Agents SDK's message for a failed MCP tool
+    assert (
+        len([r for r in emulator.requests_for("mcp", server="mail") if r.jsonrpc_method == "tools/call"])
+        == calls
+    )

@@ -50,9 +50,6 @@ T = TypeVar("T")
 _CALL: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar("a365_mcp_call", default=None)
 # mcp 1 names the field outputSchema, mcp 2 output_schema (a missing attribute of a model costs ~10 us).
 _OUTPUT_SCHEMA = "outputSchema" if "outputSchema" in Tool.model_fields else "output_schema"
-# (id of a definition, exposed name) -> (the definition, its renamed copy); cleared when full.
-_RENAMED: dict[tuple[int, str], tuple[Tool, Tool]] = {}
-_MAX_RENAMED = 4096
 
 
 class A365MCPServer(MCPServer):
@@ -124,15 +121,7 @@ class A365MCPServer(MCPServer):
 
     def _expose(self, tool: Tool) -> Tool:
         name = self._exposed.get(tool.name)
-        if name is None:
-            return tool
-        # Each turn exposes the same shared definitions under the same names: one copy serves them all.
-        found = _RENAMED.get((id(tool), name))
-        if found is None or found[0] is not tool:
-            if len(_RENAMED) >= _MAX_RENAMED:
-                _RENAMED.clear()
-            found = _RENAMED[id(tool), name] = (tool, tool.model_copy(update={"name": name}))
-        return found[1]
+        return tool if name is None else tool.model_copy(update={"name": name})
 
     # -- lifecycle: connected by the first request, closed when the turn ends -----------------------
     async def connect(self) -> None:

@@ -1,0 +1,120 @@
+"""Issue 26: an OpenAI Agents SDK turn with the servers on ``mcp_servers`` or as function tools.
+
+    uv run python scripts/bench/function_tools.py [--servers 8,32] [--runs 3]
+
+A whole ``Runner.run`` per turn with a scripted two-step model (call ``list_notes``, then answer), after
+``connected_agent`` with the default (``mcp_servers``: the Agents SDK converts every server's tools before each
+model call) and with ``function_tools=True`` (converted once, at registration). 8 users, each warm, then 10
+rounds of their turns at once; each (count, mode) in a fresh process against one emulator (no latency added),
+alternating, ``--runs`` times; the table gives the median CPU per turn (``time.process_time``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import logging
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from _common import EmulatorProcess, agent_id_for, emulator_process, header, make_turn, table
+
+ROOT = Path(__file__).resolve().parents[2]
+MODES = {"mcp_servers": False, "function_tools": True}
+
+
+async def child(url: str, secret: str, servers: int, function_tools: bool, users: int, rounds: int) -> float:
+    sys.path.insert(0, str(ROOT / "tests"))  # the scripted model of the tests: the run is otherwise real
+    from agents import Agent, Runner, set_tracing_disabled
+
+    from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration
+    from agents_a365.tooling.extensions.openai import McpToolRegistrationService
+    from support.scripted_openai import ScriptedModel, assistant_message, function_call
+
+    set_tracing_disabled(True)
+
+    def call(items: list[Any], tools: list[Any]) -> list[Any]:
+        return [function_call(next(t.name for t in tools if t.name.endswith("list_notes")), {})]
+
+    def answer(items: list[Any], tools: list[Any]) -> list[Any]:
+        return [assistant_message("done")]
+
+    config = ToolingConfiguration(
+        mcp_platform_endpoint=url, use_tooling_manifest=False, allow_insecure_http=True
+    )
+    auth = EmulatorProcess(url, secret, None).authorization()
+    turns = [make_turn(agent_id_for(servers), user=f"u{i}") for i in range(users)]
+    async with McpToolServerConfigurationService(config) as core:
+        service = McpToolRegistrationService(core)
+
+        async def one(turn: Any) -> None:
+            template = Agent(name="Mailer", instructions="x", model=ScriptedModel([call, answer]))
+            async with service.connected_agent(
+                template, auth, "AGENTIC", turn, function_tools=function_tools
+            ) as agent:
+                await Runner.run(agent, "What is in my notes?")
+
+        for turn in turns:
+            await one(turn)
+        gc.collect()
+        started = time.process_time()
+        for _ in range(rounds):
+            await asyncio.gather(*(one(turn) for turn in turns))
+        return (time.process_time() - started) / (rounds * users)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--servers", default="8,32", help="comma-separated server counts")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--users", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--child", nargs=4, metavar=("URL", "SECRET", "SERVERS", "MODE"))
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.ERROR)
+    if args.child:
+        url, secret, servers, mode = args.child
+        cpu = asyncio.run(child(url, secret, int(servers), MODES[mode], args.users, args.rounds))
+        print(f"{cpu:.6f}")
+        return
+    counts = [int(n) for n in args.servers.split(",")]
+    header(
+        "OpenAI turns: mcp_servers or function tools (issue 26)",
+        "uv run python scripts/bench/function_tools.py",
+    )
+    cpu: dict[tuple[int, str], list[float]] = {(n, m): [] for n in counts for m in MODES}
+    with emulator_process(latency_ms=0, counts=tuple(counts), notes_servers=max(counts)) as emu:
+        for _ in range(args.runs):
+            for n, mode in cpu:
+                command = [
+                    sys.executable,
+                    str(Path(__file__)),
+                    f"--users={args.users}",
+                    f"--rounds={args.rounds}",
+                ]
+                command += ["--child", emu.base_url, emu.secret, str(n), mode]
+                done = subprocess.run(command, capture_output=True, text=True, check=False)
+                if done.returncode:
+                    raise SystemExit(f"{n} servers, {mode}: {done.stderr[-2000:]}")
+                cpu[(n, mode)].append(float(done.stdout.strip().splitlines()[-1]))
+    rows = []
+    for n in counts:
+        servers_, functions = (statistics.median(cpu[(n, m)]) for m in MODES)
+        rows.append(
+            [str(n), f"{servers_ * 1000:.2f} ms", f"{functions * 1000:.2f} ms", f"{functions / servers_:.2f}"]
+        )
+    table(
+        rows,
+        ["servers", "mcp_servers: CPU/turn", "function_tools=True: CPU/turn", "function tools / servers"],
+    )
+
+
+if __name__ == "__main__":
+    main()
