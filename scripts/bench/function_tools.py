@@ -11,18 +11,23 @@ alternating, ``--runs`` times; the table gives the median CPU per turn (``time.p
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import gc
 import logging
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-from _common import EmulatorProcess, agent_id_for, emulator_process, header, make_turn, table
+from _common import (
+    EmulatorProcess,
+    agent_id_for,
+    child_parser,
+    child_runs,
+    cpu_per_turn,
+    header,
+    make_turn,
+    table,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 MODES = {"mcp_servers": False, "function_tools": True}
@@ -59,24 +64,11 @@ async def child(url: str, secret: str, servers: int, function_tools: bool, users
             ) as agent:
                 await Runner.run(agent, "What is in my notes?")
 
-        for turn in turns:
-            await one(turn)
-        gc.collect()
-        started = time.process_time()
-        for _ in range(rounds):
-            await asyncio.gather(*(one(turn) for turn in turns))
-        return (time.process_time() - started) / (rounds * users)
+        return await cpu_per_turn(one, turns, rounds)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--servers", default="8,32", help="comma-separated server counts")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--users", type=int, default=8)
-    parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--child", nargs=4, metavar=("URL", "SECRET", "SERVERS", "MODE"))
+    parser = child_parser(__doc__, users=8, rounds=10, child=("SERVERS", "MODE"))
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     if args.child:
@@ -89,24 +81,12 @@ def main() -> None:
         "OpenAI turns: mcp_servers or function tools (issue 26)",
         "uv run python scripts/bench/function_tools.py",
     )
-    cpu: dict[tuple[int, str], list[float]] = {(n, m): [] for n in counts for m in MODES}
-    with emulator_process(latency_ms=0, counts=tuple(counts), notes_servers=max(counts)) as emu:
-        for _ in range(args.runs):
-            for n, mode in cpu:
-                command = [
-                    sys.executable,
-                    str(Path(__file__)),
-                    f"--users={args.users}",
-                    f"--rounds={args.rounds}",
-                ]
-                command += ["--child", emu.base_url, emu.secret, str(n), mode]
-                done = subprocess.run(command, capture_output=True, text=True, check=False)
-                if done.returncode:
-                    raise SystemExit(f"{n} servers, {mode}: {done.stderr[-2000:]}")
-                cpu[(n, mode)].append(float(done.stdout.strip().splitlines()[-1]))
+    keys = [(str(n), mode) for n in counts for mode in MODES]
+    flags = [f"--users={args.users}", f"--rounds={args.rounds}"]
+    cpu = child_runs(Path(__file__), keys, args.runs, counts, flags)
     rows = []
     for n in counts:
-        servers_, functions = (statistics.median(cpu[(n, m)]) for m in MODES)
+        servers_, functions = (statistics.median(cpu[(str(n), m)]) for m in MODES)
         rows.append(
             [str(n), f"{servers_ * 1000:.2f} ms", f"{functions * 1000:.2f} ms", f"{functions / servers_:.2f}"]
         )

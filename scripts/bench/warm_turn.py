@@ -17,18 +17,22 @@ alternating, ``--runs`` times; the table gives the median CPU (``time.process_ti
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import gc
 import logging
 import statistics
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
-from _common import EmulatorProcess, agent_id_for, emulator_process, header, make_turn, table
+from _common import (
+    EmulatorProcess,
+    agent_id_for,
+    child_parser,
+    child_runs,
+    cpu_per_turn,
+    header,
+    make_turn,
+    table,
+)
 
 
 async def child(url: str, secret: str, orchestrator: str, servers: int, users: int, rounds: int) -> float:
@@ -69,26 +73,14 @@ async def child(url: str, secret: str, orchestrator: str, servers: int, users: i
             if not (await core.send_chat_history(turn, [])).succeeded:
                 raise RuntimeError("a threat-protection send failed")
 
-        for _ in range(2):  # cold, then warm: every cache and session in place
-            for turn in turns:
-                await one(turn)
-        gc.collect()
-        started = time.process_time()
-        for _ in range(rounds):
-            await asyncio.gather(*(one(turn) for turn in turns))
-        return (time.process_time() - started) / (rounds * users)
+        return await cpu_per_turn(
+            one, turns, rounds, warm=2
+        )  # cold, then warm: every cache and session in place
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--servers", default="8,32", help="comma-separated server counts")
-    parser.add_argument("--runs", type=int, default=3)
+    parser = child_parser(__doc__, users=16, rounds=12, child=("ORCHESTRATOR", "SERVERS"))
     parser.add_argument("--orchestrators", default="langchain,openai")
-    parser.add_argument("--users", type=int, default=16)
-    parser.add_argument("--rounds", type=int, default=12)
-    parser.add_argument("--child", nargs=4, metavar=("URL", "SECRET", "ORCHESTRATOR", "SERVERS"))
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     if args.child:
@@ -98,26 +90,14 @@ def main() -> None:
     counts = [int(n) for n in args.servers.split(",")]
     orchestrators = args.orchestrators.split(",")
     header("The SDK's part of a warm turn (issue 26)", "uv run python scripts/bench/warm_turn.py")
-    cpu: dict[tuple[str, int], list[float]] = {(o, n): [] for o in orchestrators for n in counts}
-    with emulator_process(latency_ms=0, counts=tuple(counts), notes_servers=max(counts)) as emu:
-        for _ in range(args.runs):
-            for key in cpu:
-                command = [
-                    sys.executable,
-                    str(Path(__file__)),
-                    f"--users={args.users}",
-                    f"--rounds={args.rounds}",
-                ]
-                command += ["--child", emu.base_url, emu.secret, key[0], str(key[1])]
-                done = subprocess.run(command, capture_output=True, text=True, check=False)
-                if done.returncode:
-                    raise SystemExit(f"{key}: {done.stderr[-2000:]}")
-                cpu[key].append(float(done.stdout.strip().splitlines()[-1]))
+    keys = [(o, str(n)) for o in orchestrators for n in counts]
+    flags = [f"--users={args.users}", f"--rounds={args.rounds}"]
+    cpu = child_runs(Path(__file__), keys, args.runs, counts, flags)
     rows = []
     for o in orchestrators:
-        base = statistics.median(cpu[(o, counts[0])])
+        base = statistics.median(cpu[(o, str(counts[0]))])
         for n in counts:
-            value = statistics.median(cpu[(o, n)])
+            value = statistics.median(cpu[(o, str(n))])
             rows.append([o, str(n), f"{value * 1000:.2f} ms", f"{value / base:.2f}"])
     table(rows, ["orchestrator", "servers", "SDK CPU per warm turn (median)", f"/ {counts[0]} servers"])
 

@@ -33,6 +33,12 @@ from support.scripted_openai import ScriptedModel, assistant_message, function_c
 from support.turns import make_turn_context
 
 
+@function_tool
+def send_email(to: str) -> str:
+    """The agent's own send_email (its name clashes with the mail server's)."""
+    return to
+
+
 def _streamable(agent: Agent[object]) -> dict[str, A365MCPServer]:
     servers = {}
     for server in agent.mcp_servers:
@@ -406,11 +412,6 @@ async def test_a_name_clashing_with_the_agents_own_tool_is_prefixed_and_calls_th
     authorization: EmulatorAuthorization,
     turn: TurnContext,
 ) -> None:
-    @function_tool
-    def send_email(to: str) -> str:
-        """The agent's own send_email."""
-        return to
-
     template = Agent(name="a", tools=[send_email])
     async with service.connected_agent(template, authorization, AUTH_HANDLER, turn) as agent:
         names = [t.name for t in await agent.get_all_tools(RunContextWrapper(context=None))]
@@ -466,11 +467,6 @@ async def test_function_tools_are_converted_once_and_run_as_the_servers_tools(
 ) -> None:
     # function_tools=True: the Agents SDK gets the servers' tools as FunctionTools converted once per turn (with
     # mcp_servers it converts every tool again before each model call); names, strictness and calls unchanged.
-    @function_tool
-    def send_email(to: str) -> str:
-        """The agent's own send_email."""
-        return to
-
     def call(items: list[Any], tools: list[Any]) -> list[Any]:
         return [function_call("mail_send_email", {"to": "bob@contoso.example", "subject": "s", "body": "b"})]
 
