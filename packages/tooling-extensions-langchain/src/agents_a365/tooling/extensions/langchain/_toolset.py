@@ -50,7 +50,7 @@ def resolve_tool_names(
     ``mcp_names``: each tool's name on its server when it differs from its name (default: their names); a
     tool already under its resolved name is not copied."""
     reserved = [n for n in (tool_name(t) for t in existing) if n is not None]
-    names = mcp_names or {s: [t.name for t in tools] for s, tools in tools_by_server.items()}
+    names = {s: (mcp_names or {}).get(s) or [t.name for t in tools] for s, tools in tools_by_server.items()}
     exposed = resolve_names(reserved, names)
     # The MCP adapter's coroutine calls the server with the original MCP name it closed over,
     # so only the name the model sees changes.
