@@ -105,6 +105,22 @@ def test_name_clash_rule() -> None:
     assert len(set(names)) == len(names)
 
 
+def test_mcp_names_drive_the_rule_for_tools_already_renamed() -> None:
+    # The service names tools that clash across servers when it builds them; the rule then goes by each tool's
+    # name on its server (mcp_names), not by the name it already has, and copies only what must change.
+    named = {"a": [_tool("a_add"), _tool("only_a")], "b": [_tool("b_add")]}
+    mcp_names = {"a": ["add", "only_a"], "b": ["add"]}
+    tools = resolve_tool_names([], named, mcp_names)
+    assert [t.name for t in tools] == ["a_add", "only_a", "b_add"]
+    assert all(t is u for t, u in zip(tools, [*named["a"], *named["b"]], strict=True))  # nothing copied
+    # A server mcp_names leaves out goes by its tools' names (b's is "b_add": a's "add" clashes no more and gets
+    # its name back); a clash with the agent's own tool is a copy.
+    tools = resolve_tool_names([_tool("only_a")], {**named, "c": [_tool("c_only")]}, {"a": mcp_names["a"]})
+    assert [t.name for t in tools] == ["add", "a_only_a", "b_add", "c_only"]
+    assert tools[1] is not named["a"][1]
+    assert tools[2] is named["b"][0]
+
+
 def test_unsafe_server_names_give_provider_safe_tool_names() -> None:
     names = [t.name for t in resolve_tool_names([], {"my server.v2": [_tool("x")], "other": [_tool("x")]})]
     assert names == ["my_server_v2_x", "other_x"]
