@@ -11,7 +11,8 @@ orchestrators, hosting-core and the network: a floor the SDK cannot go under.
 
 The floor keeps what it listed as current as the SDK does, on the SDK's TTLs (``A365_TOOL_CACHE_TTL``,
 default 300 s): a user's turn after that asks the gateway for the server list again and lists every kept
-session's tools again, in the background (the turn uses what was listed before, as the SDK's does). A floor
+session's tools again, one after the other, in the background (the turn uses what was listed before, as the
+SDK's does). A floor
 that listed once and never again would serve a tool added or changed on a server to no user until the host
 restarts; it measured 1.44 of a turn's CPU in the round where 200 users' definitions expired (stop 34).
 """
@@ -104,9 +105,10 @@ class FloorUser:
         async with http.get(f"{base_url}/agents/v2/{agent_id}/mcpServers", headers=headers) as response:
             response.raise_for_status()
             (await response.json())["mcpServers"]
-        listed = await asyncio.gather(*(s.session.list_tools() for s in self.servers))
-        for server, result in zip(self.servers, listed, strict=True):
-            server.tools = result.tools
+        # One server after the other: the raw client's connections have expired between turns, and all at
+        # once a refresh opens a connection per server (1,335 at 200 users, p99 4.6 s in a paced run).
+        for server in self.servers:
+            server.tools = (await server.session.list_tools()).tools
 
     def refreshed(self, task: asyncio.Task[None]) -> None:
         self.refreshing = None
