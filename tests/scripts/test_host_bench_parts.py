@@ -1,14 +1,20 @@
-"""The host benchmark's floor keeps its tools as current as the SDK does (issue 26): a user's turn after the
-SDK's TTL asks the gateway again and lists every kept session's tools again, in the background; before the
-TTL it asks nothing. The clock is injected."""
+"""Parts of the host benchmark (issue 26). The floor keeps its tools as current as the SDK does: a user's turn
+after the SDK's TTL asks the gateway again and lists every kept session's tools again, in the background;
+before the TTL it asks nothing (the clock is injected). The OTLP collector counts an export cut off by a
+stopping host."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts" / "bench"))
 from _host_floor import Floor
+from _host_procs import otlp_collector
 
 from agents_a365.emulator import Emulator, EmulatorConfig, ServerConfig
 
@@ -65,3 +71,24 @@ async def _lists_again_after_the_ttl(emulator: Emulator, floor: Floor, now: list
         assert user.listed_at == now[0]
     finally:
         await floor.close()
+
+
+async def test_the_otlp_collector_counts_an_export_cut_off_by_a_stopping_host(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A host stopped in the middle of an export lost its connection: counted, and no traceback in the
+    benchmark's output (three of them filled a `--full` run's log)."""
+    async with otlp_collector() as collector:
+        port = int(collector.url.rsplit(":", 1)[1])
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + b"x" * 10)
+        await writer.drain()
+        writer.close()
+        await writer.wait_closed()
+        for _ in range(200):  # the server notices the lost connection on its next loop turns
+            if collector.received["/v1/traces cut off"]:
+                break
+            await asyncio.sleep(0.01)
+    assert collector.received["/v1/traces cut off"] == 1
+    assert collector.received["/v1/traces"] == 0
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
