@@ -182,12 +182,13 @@ def report(
         # On a shared machine wall-clock throughput moves with the neighbours; the host's CPU per turn is what
         # bounds a saturated host's throughput, so its inverse ratio is printed next to it.
         by_cpu = ratio(ms.cpu_per_turn, ours.cpu_per_turn) if ours and ms else None
-        target(
-            2,
-            thr,
-            thr is not None and thr >= 2.0,
-            f"by CPU/turn {by_cpu:.2f}" if by_cpu is not None else "Microsoft has no LangChain extension",
-        )
+        if by_cpu is not None:
+            why = f"by CPU/turn {by_cpu:.2f}"
+        elif orchestrator == "langchain":
+            why = "Microsoft has no LangChain extension"
+        else:
+            why = "skipped: --no-ms" if args.no_ms else "Microsoft's host answered no turn"
+        target(2, thr, thr is not None and thr >= 2.0, why)
         co, cf = run.get(orchestrator, "ours", "cold"), run.get(orchestrator, "floor", "cold")
         cold = ratio(percentile(co.latencies, 50), percentile(cf.latencies, 50)) if co and cf else None
         target(3, cold, cold is not None and cold <= 1.25, f"{args.cold_servers} servers, p50")

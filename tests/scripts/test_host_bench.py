@@ -63,6 +63,11 @@ def test_host_benchmark_runs_every_phase_and_reports_every_target(tmp_path: Path
         assert state.split(" ")[0] in {"PASS", "MISS", "n/a"}, (name, state)
     skipped = {name for _, name, _, _, state in rows if state.startswith("n/a")}
     assert skipped == {"throughput ours / Microsoft 2.0.0", "threat-protection sends CPU/send ours / floor"}
+    why_no_ms = {o: state for o, name, _, _, state in rows if name == "throughput ours / Microsoft 2.0.0"}
+    assert why_no_ms == {
+        "langchain": "n/a (Microsoft has no LangChain extension)",
+        "openai": "n/a (skipped: --no-ms)",
+    }
     restated = figures["restated_targets"]
     assert len(restated) == 5 * len(ORCHESTRATORS)
     for orchestrator, name, value, _goal, state in restated:
