@@ -30,7 +30,7 @@ def test_host_benchmark_runs_every_phase_and_reports_every_target(tmp_path: Path
         "--growth-servers=1,2",
         "--growth-conversations=2",
         "--growth-base=1",
-        "--growth-turns=1",
+        "--growth-turns=3",  # ~40 ms of CPU a phase: one turn can read 0 ticks (10 ms), and its ratio n/a
         "--cold-servers=2",
         "--cold-users=2",
         "--cold-concurrency=2",
