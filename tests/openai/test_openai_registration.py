@@ -459,6 +459,46 @@ async def test_server_options_of_the_mcp_server_interface(
         )
 
 
+async def test_an_async_tool_filter_that_hangs_is_bounded_by_one_deadline_for_the_server(
+    emulator: Emulator,
+    authorization: EmulatorAuthorization,
+    turn: TurnContext,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A user's async tool_filter is awaited within request_timeout, once for all the server's tools: a filter
+    # that hangs on the first tool spends the whole deadline, so the later calls, which yield to the loop
+    # once, are cut off too (each with a deadline of its own, they would have been kept); the listing ends.
+    judged: list[str] = []
+    never = asyncio.Event()
+
+    async def hangs_on_the_first(context: ToolFilterContext, tool: Any) -> bool:
+        judged.append(tool.name)
+        if len(judged) == 1:
+            await never.wait()
+        await asyncio.sleep(0)  # a filter that has to wait, however briefly (an await on a store)
+        return True
+
+    config = production_config(emulator, request_timeout=0.5)
+    async with (
+        McpToolRegistrationService(configuration=config) as service,
+        service.connected_agent(
+            Agent(name="a"),
+            authorization,
+            AUTH_HANDLER,
+            turn,
+            server_options={"tool_filter": hangs_on_the_first},
+        ) as agent,
+    ):
+        mail = _streamable(agent)["mail"]
+        with caplog.at_level(logging.WARNING):
+            async with asyncio.timeout(5):  # without the deadline, the listing waits for ever
+                assert await mail.list_tools(RunContextWrapper(context=None), agent) == []
+    names = [spec.name for spec in emulator.servers["mail"].tools()]
+    assert len(names) > 1
+    assert judged == names  # every tool was offered to the filter, none kept
+    assert caplog.text.count("(TimeoutError): left out") == len(names)
+
+
 async def test_function_tools_are_converted_once_and_run_as_the_servers_tools(
     emulator: Emulator,
     service: McpToolRegistrationService,
