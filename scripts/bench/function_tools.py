@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import (
+    ROOT,
     EmulatorProcess,
     agent_id_for,
     child_parser,
@@ -29,7 +30,6 @@ from _common import (
     table,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
 MODES = {"mcp_servers": False, "function_tools": True}
 
 

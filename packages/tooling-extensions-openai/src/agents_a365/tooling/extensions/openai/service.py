@@ -223,10 +223,10 @@ class McpToolRegistrationService(ExtensionServiceBase):
         if not function_tools:
             return agent.clone(mcp_servers=[*existing, *servers]), servers
         clone = agent.clone(mcp_servers=existing)  # converted for the running agent, as get_mcp_tools does
-        config, context = clone.mcp_config, RunContextWrapper(context=None)
-        strict = config.get("convert_schemas_to_strict", False)
-        failure = config.get("failure_error_function", default_tool_error_function)
-        offered = [(s, t) for s in servers for t in await s.list_tools(context, clone)]
+        strict = clone.mcp_config.get("convert_schemas_to_strict", False)
+        failure = clone.mcp_config.get("failure_error_function", default_tool_error_function)
+        found = await asyncio.gather(*(s.list_tools(RunContextWrapper(context=None), clone) for s in servers))
+        offered = [(s, t) for s, tools in zip(servers, found, strict=True) for t in tools]
         clone.tools = [
             *clone.tools,
             *(MCPUtil.to_function_tool(t, s, strict, clone, failure) for s, t in offered),
