@@ -12,7 +12,13 @@ from langchain_core.tools import BaseTool
 
 from agents_a365.runtime import AuthorizationLike, TurnContextLike
 from agents_a365.tooling import ToolOptions
-from agents_a365.tooling.extensibility import McpSessionPool, list_servers, renamed_kwargs, resolve_tool_names
+from agents_a365.tooling.extensibility import (
+    CallTime,
+    McpSessionPool,
+    list_servers,
+    renamed_kwargs,
+    resolve_tool_names,
+)
 
 from ._connections import to_langchain
 from ._history_sends import ChatHistorySends, StateGraphLike
@@ -116,10 +122,10 @@ class McpToolRegistrationService(ChatHistorySends):
         skip_unreachable: bool,
         exited: asyncio.Event | None,
     ) -> McpToolset:
-        core = self.configuration_service
-        servers = await core.list_tool_servers(
-            turn_context, authorization, auth_handler_name, auth_token, options=self.tool_options(options)
-        )
+        core, options = self.configuration_service, self.tool_options(options)
+        scope = core.turn_scope(turn_context, authorization, auth_handler_name, auth_token, options)
+        servers = list((await scope.servers()).values())
+        scope.enter()  # this task's turn from now on: its run needs no context (calls still resolve theirs)
         # Listed concurrently by the core (cached definitions cost no MCP request) on the pooled sessions.
         listed, _ = await list_servers(
             core.list_mcp_tools, servers, skip_unreachable=skip_unreachable, cache=core.tool_definitions
@@ -128,8 +134,12 @@ class McpToolRegistrationService(ChatHistorySends):
         # Named across servers once, at conversion; a merge renames only a clash with the agent's own tools.
         mcp_names = {name: [d.name for d in defs] for name, (_, defs) in by_name.items()}
         names = resolve_tool_names((), mcp_names)
+        calltime, pool = (
+            CallTime(core, authorization, auth_handler_name, options, registered=scope),
+            core.session_pool,
+        )
         tools = {
-            name: await to_langchain(defs, s, core, names=names[name], exited=exited)
+            name: await to_langchain(defs, name, s.url, calltime, names=names[name], exited=exited, pool=pool)
             for name, (s, defs) in by_name.items()
         }
         return McpToolset([server for server, _ in listed], tools, mcp_names)
