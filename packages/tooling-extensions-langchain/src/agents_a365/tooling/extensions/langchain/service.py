@@ -13,6 +13,7 @@ from langchain_core.tools import BaseTool
 from agents_a365.runtime import AuthorizationLike, TurnContextLike
 from agents_a365.tooling import ToolOptions
 from agents_a365.tooling.extensibility import (
+    AgentTools,
     CallTime,
     McpSessionPool,
     list_servers,
@@ -20,6 +21,7 @@ from agents_a365.tooling.extensibility import (
     resolve_tool_names,
 )
 
+from ._agent import McpAgent
 from ._connections import to_langchain
 from ._history_sends import ChatHistorySends, StateGraphLike
 from ._toolset import AgentFactory, McpToolset
@@ -47,6 +49,33 @@ class McpToolRegistrationService(ChatHistorySends):
         return self.configuration_service.session_pool
 
     # -- tools -------------------------------------------------------------------------------
+    def create_agent(
+        self,
+        agent_options: Mapping[str, Any],
+        *,
+        authorization: AuthorizationLike | None = None,
+        auth_handler_name: str | None = None,
+        agent_factory: AgentFactory = create_agent,
+        options: ToolOptions | None = None,
+        skip_unreachable: bool = True,
+    ) -> McpAgent:
+        """One agent for every user, built before any turn (the recommended form)::
+
+            agent = service.create_agent({"model": model, "tools": [my_tool]}, authorization=app.auth,
+                                         auth_handler_name="AGENTIC")
+            result = await agent.ainvoke({"messages": [...]}, context=turn_identity(turn_context))
+
+        ``agent_options`` are ``create_agent``'s keyword arguments; the MCP tools of the running turn's agent
+        identity join ``tools``. ``authorization`` and ``auth_handler_name`` are the app's (hosting-core's
+        ``app.auth``), used for each user's token exchange. A server that cannot be listed is left out of the
+        turn with a WARNING (``skip_unreachable=False``: ``McpServerConnectionError``). See :class:`McpAgent`.
+        """
+        if not isinstance(agent_options, Mapping):
+            raise ValueError("agent_options is required (the keyword arguments of create_agent)")
+        core = self.configuration_service
+        calltime = CallTime(core, authorization, auth_handler_name, self.tool_options(options))
+        return McpAgent(AgentTools(calltime, skip_unreachable=skip_unreachable), agent_options, agent_factory)
+
     @renamed_kwargs(tool_options="options")
     @contextlib.asynccontextmanager
     async def mcp_tools(
