@@ -127,6 +127,7 @@ async def test_without_a_turn_development_servers_carry_the_given_opaque_token_a
             [server] = await svc.list_tool_servers(agentic_app_id="my-agent", auth_token="opaque-dev-token")
         assert server.headers["Authorization"] == "Bearer opaque-dev-token"
         assert server.identity is None
-        assert "not a JWT" in caplog.text and "opaque-dev-token" not in caplog.text
+        assert "not a JWT" in caplog.text
+        assert "opaque-dev-token" not in caplog.text
         [server] = await svc.list_tool_servers(None, None, None)  # type: ignore[arg-type]
         assert "Authorization" not in server.headers  # no token anywhere: none sent
