@@ -78,5 +78,13 @@ class McpAgent:
         async for chunk in (await self.graph(context)).astream(input, config, context=context, **kwargs):
             yield chunk
 
+    async def aget_state(self, config: Any, *, subgraphs: bool = False) -> Any:
+        """The thread's state (what ``send_chat_history(turn, agent, config)`` reads), from the checkpointer
+        every graph of this agent shares; ``ValueError`` before any turn has built one."""
+        graph = next((built[1] for built in self._graphs.values()), None)
+        if graph is None:
+            raise ValueError("the agent has not run yet: no state to read")
+        return await graph.aget_state(config, subgraphs=subgraphs)
+
     def __repr__(self) -> str:
         return f"McpAgent(builds={self.builds})"
