@@ -21,6 +21,7 @@ import pytest
 from mcp.types import Tool
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator
+from agents_a365.tooling import MCPServerConfig
 from agents_a365.tooling.extensibility import usable_tools
 from contract.adapters import ADAPTERS
 from contract.test_odd_server_data import _McpServer, _platform, _tool, _tooling, _turn
@@ -192,10 +193,15 @@ async def test_a_name_listed_again_on_a_later_page_keeps_its_first_definition(
         with caplog.at_level(logging.WARNING):
             async with _turn(adapter_name, platform, emulator, tooling) as (adapter, registered):
                 assert sorted(await adapter.tool_names(registered)) == ["good", "other"]
-    assert [m for m in mail.methods if m.startswith("tools/list")] == [f"tools/list {p}" for p in range(3)]
-    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(warnings) == 1, warnings
-    assert "tool 'good' left out: its name is listed twice" in warnings[0]
+        assert [m for m in mail.methods if m.startswith("tools/list")] == [
+            f"tools/list {p}" for p in range(3)
+        ]
+        warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        assert len(warnings) == 1, warnings
+        assert "tool 'good' left out: its name is listed twice" in warnings[0]
+        config = MCPServerConfig(mcp_server_name="mail", url=f"{platform.base_url}/mail/mcp")
+        listed = await tooling.list_mcp_tools(config)  # what both extensions convert: the first definition
+    assert [(t.name, t.description) for t in listed] == [("good", "first"), ("other", "other")]
 
 
 def test_tool_objects_a_caller_passes_follow_the_same_rule() -> None:
