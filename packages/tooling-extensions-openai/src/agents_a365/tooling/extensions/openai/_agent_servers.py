@@ -9,7 +9,7 @@ Names are unique across the servers and the agent's own tools (the core's rule),
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mcp.types import CallToolResult, GetPromptResult, ListPromptsResult, Tool
@@ -46,7 +46,7 @@ class A365AgentServers(NotesTurn):
     async def cleanup(self) -> None:
         """Nothing to do: the sessions are the tooling service's (closed with it)."""
 
-    def _view(self, union: Mapping[str, tuple[Tool, ...]], own: tuple[str, ...]) -> _View:
+    def _view(self, union: Mapping[str, Sequence[Tool]], own: tuple[str, ...]) -> _View:
         if self._version is None or self._version[0] is not union or self._version[1] != own:
             exposed = resolve_tool_names(own, {n: [t.name for t in defs] for n, defs in union.items()})
             tools: dict[str, list[Tool]] = {}

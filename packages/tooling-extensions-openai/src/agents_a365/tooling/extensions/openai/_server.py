@@ -43,7 +43,6 @@ from agents_a365.tooling import MCPServerConfig, ToolDefinitionCache, ToolServer
 from agents_a365.tooling.extensibility import (
     CallTime,
     McpSessionPool,
-    check_turn,
     refusal,
     tool_call_result,
     tool_call_span,
@@ -177,10 +176,11 @@ class A365MCPServer(NotesTurn):
     ) -> list[Tool]:
         # No token crosses users: the run's context (else the task) says whose turn this is; a user not given
         # this server is offered none of its tools.
-        context = getattr(run_context, "context", None)
-        if self._calltime is None:
-            check_turn(self.config.identity, context, what=f"MCP server {self.name!r}")
-        elif self.name not in await self._calltime.scope(context, what=f"MCP server {self.name!r}").servers():
+        context, what = getattr(run_context, "context", None), f"MCP server {self.name!r}"
+        if (
+            self._calltime is not None
+            and self.name not in await self._calltime.scope(context, what=what).servers()
+        ):
             return []
         tools = self._tools if self.cache_tools_list else await self._list_now()
         if self.tool_filter is None:
@@ -278,13 +278,10 @@ async def call_for_turn(
     noted = _CALL.get()
     call_id, context = noted[1:] if noted is not None and noted[0] == tool_name else (None, None)
     with tool_call_span(server.mcp_server_name, tool_name, call_id, arguments=arguments) as span:
-        if calltime is None:
-            check_turn(server.identity, context, what=f"MCP server {server.mcp_server_name!r}")
-        else:
-            try:
-                server = await calltime.server(server.mcp_server_name, context)
-            except ToolServerNotGivenError as exc:
-                return refusal(exc)
+        try:
+            server = server if calltime is None else await calltime.server(server.mcp_server_name, context)
+        except ToolServerNotGivenError as exc:
+            return refusal(exc)
         config = server
         call = run(lambda pool: pool.call_tool(config, name, arguments, meta=meta, output_schema=schema))
         return await tool_call_result(call, span, config, cache)
