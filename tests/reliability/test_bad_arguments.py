@@ -113,4 +113,3 @@ async def test_a_bad_auth_token_fails_fast_on_the_manifest_path_in_every_extensi
         with pytest.raises(TokenExpiredError):
             await lc.get_mcp_tools(None, None, turn, expired)
     assert emu.requests == []  # nothing was sent with a bad token
-
