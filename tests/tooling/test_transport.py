@@ -175,7 +175,7 @@ async def test_without_a_proxy_the_core_uses_its_aiohttp_session_directly_and_cl
             assert await service.list_tool_servers(turn, emulator.authorization(), "agentic")
             assert (await service.send_chat_history(turn, [])).succeeded
             direct = service.http_client.direct
-            # httpx's objects cost as much CPU as the floor's whole send (docs/performance.md, section 5)
+            # httpx's objects cost as much CPU as the floor's whole send (docs/performance.md, "Threat-protection sends")
             assert direct is not None
             assert direct.cache_info().currsize == 1  # type: ignore[attr-defined]
         assert direct().closed
