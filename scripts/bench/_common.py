@@ -8,10 +8,8 @@ venv) talk to the same emulator over real HTTP. Latency is the emulator's fault 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
-import gc
 import json
 import os
 import re
@@ -22,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -42,6 +40,16 @@ MS_PACKAGES = (
 )
 LATENCY_MS = 20.0
 SERVER_COUNTS = (1, 4, 8, 16, 32)
+
+
+def proc_cpu(pid: int) -> float | None:
+    """CPU seconds (user + system) of process ``pid`` so far, from ``/proc`` (10 ms ticks; ``None`` off Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def agent_id_for(n: int) -> str:
@@ -309,46 +317,3 @@ def tcp_connects() -> Callable[[], int]:
         _hooked = True
     start = _connects
     return lambda: _connects - start
-
-
-def child_runs(
-    script: Path, keys: Sequence[tuple[str, ...]], runs: int, counts: Sequence[int], flags: Sequence[str] = ()
-) -> dict[tuple[str, ...], list[float]]:
-    """``script --child URL SECRET *key`` per key, keys alternating, ``runs`` times, each in a fresh process,
-    against one emulator process (no latency added, notes servers for ``counts``): the number each printed last."""
-    found: dict[tuple[str, ...], list[float]] = {key: [] for key in keys}
-    with emulator_process(latency_ms=0, counts=tuple(counts), notes_servers=max(counts)) as emu:
-        for _ in range(runs):
-            for key in keys:
-                command = [sys.executable, str(script), *flags, "--child", emu.base_url, emu.secret, *key]
-                done = subprocess.run(command, capture_output=True, text=True, check=False)
-                if done.returncode:
-                    raise SystemExit(f"{' '.join(key)}: {done.stderr[-2000:]}")
-                found[key].append(float(done.stdout.strip().splitlines()[-1]))
-    return found
-
-
-async def cpu_per_turn(
-    one: Callable[[Any], Awaitable[None]], turns: Sequence[Any], rounds: int, warm: int = 1
-) -> float:
-    """CPU seconds (``time.process_time``) per ``one(turn)``: ``warm`` unmeasured rounds one turn at a time, then
-    ``rounds`` rounds of every turn at once."""
-    for _ in range(warm):
-        for turn in turns:
-            await one(turn)
-    gc.collect()
-    started = time.process_time()
-    for _ in range(rounds):
-        await asyncio.gather(*(one(turn) for turn in turns))
-    return (time.process_time() - started) / (rounds * len(turns))
-
-
-def child_parser(doc: str | None, users: int, rounds: int, child: tuple[str, ...]) -> argparse.ArgumentParser:
-    """The options of a benchmark that runs its turns in :func:`child_runs` processes."""
-    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--servers", default="8,32", help="comma-separated server counts")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--users", type=int, default=users)
-    parser.add_argument("--rounds", type=int, default=rounds)
-    parser.add_argument("--child", nargs=len(child) + 2, metavar=("URL", "SECRET", *child))
-    return parser

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from typing import Any
 
 import aiohttp
 
-__all__ = ["emulator_cpu", "floor_listing"]
+__all__ = ["floor_listing"]
 
 _HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
@@ -56,13 +55,3 @@ async def floor_listing(session: aiohttp.ClientSession, base_url: str, token: st
         *(_list_one(session, f"{base_url}/agents/servers/notes_{i}/", token) for i in range(1, n + 1))
     )
     return sum(counts)
-
-
-def emulator_cpu(pid: int) -> float | None:
-    """CPU seconds of process ``pid`` so far (Linux ``/proc``; ``None`` elsewhere). 10 ms resolution."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

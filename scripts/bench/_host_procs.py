@@ -18,10 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from _common import BENCH_DIR, ROOT, EmulatorProcess, ms_python
+from _common import BENCH_DIR, ROOT, EmulatorProcess, ms_python, proc_cpu
 from aiohttp import web
-
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass
@@ -44,9 +42,7 @@ class Host:
 
     def cpu(self) -> float:
         """CPU seconds (user + system) so far; 10 ms resolution."""
-        with open(f"/proc/{self.pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / TICK
+        return proc_cpu(self.pid) or 0.0
 
     def rss_mib(self) -> float:
         with open(f"/proc/{self.pid}/status") as status:

@@ -18,6 +18,14 @@ TARGETS = (
     ("warm CPU/turn {hi} / {lo} servers (ours)", "within 10 %"),
     ("threat-protection sends CPU/send ours / floor", "<= 1.2"),
 )
+LABELS = {
+    "ours": "ours",
+    "floor": "floor (no SDK)",
+    "otel": "ours + OTel (OTLP)",
+    "otel-sdk": "ours + OTel, this SDK only",
+    "ms": "Microsoft 2.0.0",
+}
+KNOWN = {"first", "warm", "cold", "profile"}  # phases with a table of their own (and s<N>, c<N>, first-s<N>)
 
 
 def fmt_ms(seconds: float) -> str:
@@ -26,6 +34,21 @@ def fmt_ms(seconds: float) -> str:
 
 def ratio(a: float, b: float) -> float:
     return a / b if b else float("nan")
+
+
+def p(phase: Phase, q: float) -> float:
+    return percentile(phase.latencies, q)
+
+
+def shown(value: float | None) -> str:
+    if value is None or value != value:
+        return "n/a"
+    return f"{value:.3f}" if value < 0.1 else f"{value:.2f}"
+
+
+def row(o: str, name: str, value: float | None, goal: str, ok: bool | None, note: str = "") -> list[str]:
+    state = "n/a" if value is None or value != value or ok is None else verdict(ok)
+    return [o, name, shown(value), goal, state + (f" ({note})" if note else "")]
 
 
 def report(
@@ -38,267 +61,170 @@ def report(
     rtp: dict[str, int],
 ) -> dict[str, Any]:
     sends_ratio, send_cpu = sends
-    restated: list[list[str]] = []
     figures: dict[str, Any] = {
         "args": {k: v for k, v in vars(args).items() if k != "json"},
         "orchestrators": {},
     }
-    print()
     print(
-        f"Main phase: {args.conversations} concurrent conversations, {servers} servers, "
+        f"\nMain phase: {args.conversations} concurrent conversations, {servers} servers, "
         f"{args.warm_turns} warm turns each x {args.rounds} round(s) (Microsoft: {args.ms_turns})"
-        + (f", {args.think_ms:g} ms think time" if args.think_ms else ", closed loop")
+        + (f", {args.think_ms:g} ms think time\n" if args.think_ms else ", closed loop\n")
     )
-    print()
-    labels = {
-        "ours": "ours",
-        "floor": "floor (no SDK)",
-        "otel": "ours + OTel (OTLP)",
-        "otel-sdk": "ours + OTel, this SDK only",
-        "ms": "Microsoft 2.0.0",
-    }
     targets: list[list[str]] = []
-    for orchestrator in args.orchestrators:
-        rows = []
-        o_fig: dict[str, Any] = {}
-        for side in ("ours", "floor", "otel", "otel-sdk", "ms"):
-            p = run.get(orchestrator, side, "warm")
-            if p is None:
-                continue
-            o_fig[side] = summary(p)
-            rows.append(
-                [
-                    labels[side],
-                    f"{p.throughput:.1f}/s",
-                    fmt_ms(percentile(p.latencies, 50)),
-                    fmt_ms(percentile(p.latencies, 95)),
-                    fmt_ms(percentile(p.latencies, 99)),
-                    fmt_ms(p.cpu_per_turn),
-                    str(p.connections),
-                    f"{p.rss_mib:.0f} MiB",
-                    f"{p.turns}/{p.errors}",
-                ]
-            )
-        print(f"## {orchestrator}: warm turns")
-        table(
-            rows,
-            [
-                "host",
-                "turns/s",
-                "p50",
-                "p95",
-                "p99",
-                "CPU/turn",
-                "conns (peak)",
-                "RSS (peak)",
-                "turns/errors",
-            ],
-        )
-        ours, floor = run.get(orchestrator, "ours", "warm"), run.get(orchestrator, "floor", "warm")
-        cold_rows = []
-        for side in ("ours", "floor"):
-            p = run.get(orchestrator, side, "cold")
-            if p is not None:
-                o_fig[f"cold_{side}"] = summary(p)
-                cold_rows.append(
-                    [
-                        labels[side],
-                        fmt_ms(percentile(p.latencies, 50)),
-                        fmt_ms(percentile(p.latencies, 95)),
-                        fmt_ms(p.cpu_per_turn),
-                        f"{p.turns}/{p.errors}",
-                    ]
-                )
-        print(
-            f"## {orchestrator}: cold turns (new users, {args.cold_servers} servers, {args.cold_concurrency} at a time)"
-        )
-        table(cold_rows, ["host", "p50", "p95", "CPU/turn", "turns/errors"])
-        growth_rows = []
-        for label, keys in (
-            (
-                "servers",
-                [(f"s{n}", f"{n} servers ({args.growth_base} conversations)") for n in args.growth_servers],
-            ),
-            (
-                "conversations",
-                [(f"c{c}", f"{c} conversations ({servers} servers)") for c in args.growth_conversations],
-            ),
-        ):
-            for key, text in keys:
-                po, pf = run.get(orchestrator, "ours", key), run.get(orchestrator, "floor", key)
-                if po is None or pf is None:
-                    continue
-                o_fig[f"growth_{key}"] = {"ours": summary(po), "floor": summary(pf)}
-                growth_rows.append(
-                    [
-                        text,
-                        fmt_ms(po.cpu_per_turn),
-                        fmt_ms(pf.cpu_per_turn),
-                        f"{ratio(po.cpu_per_turn, pf.cpu_per_turn):.2f}",
-                        fmt_ms(percentile(po.latencies, 99)),
-                        fmt_ms(percentile(pf.latencies, 99)),
-                        f"{po.throughput:.1f}/s",
-                        f"{po.rss_mib:.0f} / {pf.rss_mib:.0f} MiB",
-                    ]
-                )
-            del label
-        print(f"## {orchestrator}: growth, CPU per warm turn")
-        table(
-            growth_rows,
-            [
-                "phase",
-                "ours CPU/turn",
-                "floor CPU/turn",
-                "ours/floor",
-                "ours p99",
-                "floor p99",
-                "ours turns/s",
-                "RSS ours / floor",
-            ],
-        )
-        figures["orchestrators"][orchestrator] = o_fig
-
-        def target(
-            index: int,
-            value: float | None,
-            ok: bool | None,
-            note: str = "",
-            name: str = "",
-            o: str = orchestrator,
-        ) -> None:
-            name, goal = name or TARGETS[index][0], TARGETS[index][1]
-            shown = "n/a" if value is None or value != value else f"{value:.2f}"
-            state = "n/a" if value is None or value != value or ok is None else verdict(ok)
-            targets.append([o, name, shown, goal, state + (f" ({note})" if note else "")])
-
-        cpu_ratio = ratio(ours.cpu_per_turn, floor.cpu_per_turn) if ours and floor else None
-        target(0, cpu_ratio, cpu_ratio is not None and cpu_ratio <= 1.15)
-        p99 = (
-            ratio(percentile(ours.latencies, 99), percentile(floor.latencies, 99)) if ours and floor else None
-        )
-        target(1, p99, p99 is not None and p99 <= 1.15)
-        ms = run.get(orchestrator, "ms", "warm")
+    restated: list[list[str]] = []
+    for o in args.orchestrators:
+        figures["orchestrators"][o] = o_fig = tables(run, args, o, servers)
+        got = {side: run.get(o, side, "warm") for side in LABELS}
+        ours, floor, ms, ot, so = (got[k] for k in ("ours", "floor", "ms", "otel", "otel-sdk"))
+        cpu = ratio(ours.cpu_per_turn, floor.cpu_per_turn) if ours and floor else None
+        p99 = ratio(p(ours, 99), p(floor, 99)) if ours and floor else None
         thr = ratio(ours.throughput, ms.throughput) if ours and ms else None
-        # On a shared machine wall-clock throughput moves with the neighbours; the host's CPU per turn is what
-        # bounds a saturated host's throughput, so its inverse ratio is printed next to it.
+        # Wall-clock throughput moves with the neighbours; CPU per turn bounds a saturated host's throughput.
         by_cpu = ratio(ms.cpu_per_turn, ours.cpu_per_turn) if ours and ms else None
         if by_cpu is not None:
             why = f"by CPU/turn {by_cpu:.2f}"
-        elif orchestrator == "langchain":
+        elif o == "langchain":
             why = "Microsoft has no LangChain extension"
         else:
             why = "skipped: --no-ms" if args.no_ms else "Microsoft's host answered no turn"
-        target(2, thr, thr is not None and thr >= 2.0, why)
-        co, cf = run.get(orchestrator, "ours", "cold"), run.get(orchestrator, "floor", "cold")
-        cold = ratio(percentile(co.latencies, 50), percentile(cf.latencies, 50)) if co and cf else None
-        target(3, cold, cold is not None and cold <= 1.25, f"{args.cold_servers} servers, p50")
-        ot = run.get(orchestrator, "otel", "warm")
+        co, cf = run.get(o, "ours", "cold"), run.get(o, "floor", "cold")
+        cold = ratio(p(co, 50), p(cf, 50)) if co and cf else None
         otel = ratio(ot.throughput, ours.throughput) if ot and ours else None
         otel_cpu = ratio(ours.cpu_per_turn, ot.cpu_per_turn) if ot and ours else None
-        target(4, otel, otel is not None and otel >= 0.90, f"by CPU/turn {otel_cpu:.2f}" if otel_cpu else "")
         lo, hi = flat_pair(args)
-        s_lo, s_hi = run.get(orchestrator, "ours", f"s{lo}"), run.get(orchestrator, "ours", f"s{hi}")
-        flat = ratio(s_hi.cpu_per_turn, s_lo.cpu_per_turn) if s_lo and s_hi and lo != hi else None
-        f_lo, f_hi = run.get(orchestrator, "floor", f"s{lo}"), run.get(orchestrator, "floor", f"s{hi}")
-        floor_flat = ratio(f_hi.cpu_per_turn, f_lo.cpu_per_turn) if f_lo and f_hi and lo != hi else None
-        target(
-            5,
-            flat,
-            flat is not None and abs(flat - 1) <= 0.10,
-            f"floor {floor_flat:.2f}" if floor_flat is not None else "",
-            name=TARGETS[5][0].format(hi=hi, lo=lo),
-        )
-        target(
-            6,
-            sends_ratio,
-            sends_ratio is not None and sends_ratio <= 1.2,
-            "concurrency.py, core (either orchestrator)",
-        )
-
-        # The targets as restated in docs/performance.md ("The targets, restated in a busy host's terms").
-        def again(
-            name: str, value: float | None, goal: str, ok: bool | None, note: str = "", o: str = orchestrator
-        ) -> None:
-            shown = (
-                "n/a"
-                if value is None or value != value
-                else f"{value:.3f}"
-                if value < 0.1
-                else f"{value:.2f}"
-            )
-            state = "n/a" if value is None or value != value or ok is None else verdict(ok)
-            restated.append([o, name, shown, goal, state + (f" ({note})" if note else "")])
-
+        flat, floor_flat = (growth(run, o, side, lo, hi) for side in ("ours", "floor"))
+        t = TARGETS
+        targets += [
+            row(o, t[0][0], cpu, t[0][1], cpu is not None and cpu <= 1.15),
+            row(o, t[1][0], p99, t[1][1], p99 is not None and p99 <= 1.15),
+            row(o, t[2][0], thr, t[2][1], thr is not None and thr >= 2.0, why),
+            row(o, t[3][0], cold, t[3][1], cold is not None and cold <= 1.25, f"{args.cold_servers} servers, p50"),
+            row(o, t[4][0], otel, t[4][1], otel is not None and otel >= 0.90, f"by CPU/turn {otel_cpu:.2f}" if otel_cpu else ""),
+            row(
+                o, t[5][0].format(hi=hi, lo=lo), flat, t[5][1], flat is not None and abs(flat - 1) <= 0.10,
+                f"floor {floor_flat:.2f}" if floor_flat is not None else "",
+            ),
+            row(o, t[6][0], sends_ratio, t[6][1], sends_ratio is not None and sends_ratio <= 1.2, "concurrency.py, core (either orchestrator)"),
+        ]  # fmt: skip
+        # The targets as restated in docs/performance.md ("A busy host").
         paced = "below saturation" if args.think_ms else "closed loop: saturated, p99 follows throughput"
-        again("warm CPU/turn ours / floor", cpu_ratio, "<= 1.15", cpu_ratio is not None and cpu_ratio <= 1.15)
-        again("warm p99 ours / floor", p99, "<= 1.15", p99 is not None and p99 <= 1.15, paced)
-        so = run.get(orchestrator, "otel-sdk", "warm")
         sdk_otel = ratio(so.throughput, ours.throughput) if so and ours else None
         sdk_cpu = ratio(ours.cpu_per_turn, so.cpu_per_turn) if so and ours else None
-        again(
-            "OTel on / off throughput, this SDK's providers",
-            sdk_otel,
-            ">= 0.90",
-            sdk_otel is not None and sdk_otel >= 0.90,
-            f"by CPU/turn {sdk_cpu:.2f}; everything on: {otel:.2f}" if sdk_cpu and otel else "",
-        )
         share = send_cpu / ours.cpu_per_turn if send_cpu is not None and ours else None
-        again("a send's CPU / a warm turn's", share, "<= 2 %", share is not None and share <= 0.02)
-        growth = flat / floor_flat if flat is not None and floor_flat else None
-        again(
-            f"growth {lo} -> {hi} servers, ours / floor's",
-            growth,
-            "<= 1.10",
-            growth is not None and growth <= 1.10,
-            f"ours {flat:.2f}, floor {floor_flat:.2f}" if flat and floor_flat else "",
-        )
+        relative = flat / floor_flat if flat is not None and floor_flat else None
+        restated += [
+            row(o, "warm CPU/turn ours / floor", cpu, "<= 1.15", cpu is not None and cpu <= 1.15),
+            row(o, "warm p99 ours / floor", p99, "<= 1.15", p99 is not None and p99 <= 1.15, paced),
+            row(
+                o, "OTel on / off throughput, this SDK's providers", sdk_otel, ">= 0.90",
+                sdk_otel is not None and sdk_otel >= 0.90,
+                f"by CPU/turn {sdk_cpu:.2f}; everything on: {otel:.2f}" if sdk_cpu and otel else "",
+            ),
+            row(o, "a send's CPU / a warm turn's", share, "<= 2 %", share is not None and share <= 0.02),
+            row(
+                o, f"growth {lo} -> {hi} servers, ours / floor's", relative, "<= 1.10",
+                relative is not None and relative <= 1.10,
+                f"ours {flat:.2f}, floor {floor_flat:.2f}" if flat and floor_flat else "",
+            ),
+        ]  # fmt: skip
         o_fig["by_cpu"] = {"vs_ms": by_cpu, "otel": otel_cpu, "flat_floor": floor_flat}
-        o_fig["targets"] = {
-            "cpu": cpu_ratio,
-            "p99": p99,
-            "vs_ms": thr,
-            "cold": cold,
-            "otel": otel,
-            "flat": flat,
-            "sends": sends_ratio,
-        }
+        o_fig["targets"] = dict(zip(("cpu", "p99", "vs_ms", "cold", "otel", "flat", "sends"),
+                                    (cpu, p99, thr, cold, otel, flat, sends_ratio), strict=True))  # fmt: skip
     for label, phase in run.wedged.items():
-        print(f"!! host {label}: most turns of phase {phase!r} failed; its later phases were skipped")
-        print()
+        print(f"!! host {label}: most turns of phase {phase!r} failed; its later phases were skipped\n")
     print("## Targets (same-run ratios)")
     table(targets, ["orchestrator", "figure", "value", "target", ""])
-    figures["targets"] = targets
     print("## Targets as restated in docs/performance.md (the others above are unchanged)")
     table(restated, ["orchestrator", "figure", "value", "target", ""])
-    figures["restated_targets"] = restated
-    figures["otel_collector"] = otel_bytes
-    figures["rtp"] = rtp
-    figures["wedged"] = run.wedged
+    figures.update(targets=targets, restated_targets=restated, otel_collector=otel_bytes, rtp=rtp)
+    figures.update(wedged=run.wedged, profile=profile)
     if otel_bytes:
-        print(f"OTLP collector received: {json.dumps(otel_bytes)}")
-        print()
+        print(f"OTLP collector received: {json.dumps(otel_bytes)}\n")
+    print_profiles(profile)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1, default=str))
+    return figures
+
+
+def tables(run: Any, args: argparse.Namespace, o: str, servers: int) -> dict[str, Any]:
+    """The warm, cold, growth and other phases' tables of one orchestrator; their figures."""
+    fig: dict[str, Any] = {}
+    rows = []
+    for side, label in LABELS.items():
+        if (phase := run.get(o, side, "warm")) is not None:
+            fig[side] = summary(phase)
+            rows.append([label, f"{phase.throughput:.1f}/s", *(fmt_ms(p(phase, q)) for q in (50, 95, 99))])
+            rows[-1] += [fmt_ms(phase.cpu_per_turn), str(phase.connections), f"{phase.rss_mib:.0f} MiB"]
+            rows[-1].append(f"{phase.turns}/{phase.errors}")
+    print(f"## {o}: warm turns")
+    table(
+        rows,
+        ["host", "turns/s", "p50", "p95", "p99", "CPU/turn", "conns (peak)", "RSS (peak)", "turns/errors"],
+    )
+    rows = []
+    for side in ("ours", "floor"):
+        if (phase := run.get(o, side, "cold")) is not None:
+            fig[f"cold_{side}"] = summary(phase)
+            rows.append(
+                [LABELS[side], fmt_ms(p(phase, 50)), fmt_ms(p(phase, 95)), fmt_ms(phase.cpu_per_turn)]
+            )
+            rows[-1].append(f"{phase.turns}/{phase.errors}")
+    print(f"## {o}: cold turns (new users, {args.cold_servers} servers, {args.cold_concurrency} at a time)")
+    table(rows, ["host", "p50", "p95", "CPU/turn", "turns/errors"])
+    sizes = [(f"s{n}", f"{n} servers ({args.growth_base} conversations)") for n in args.growth_servers]
+    sizes += [(f"c{c}", f"{c} conversations ({servers} servers)") for c in args.growth_conversations]
+    rows = []
+    for key, text in sizes:
+        po, pf = run.get(o, "ours", key), run.get(o, "floor", key)
+        if po is None or pf is None:
+            continue
+        fig[f"growth_{key}"] = {"ours": summary(po), "floor": summary(pf)}
+        cpus = [
+            fmt_ms(po.cpu_per_turn),
+            fmt_ms(pf.cpu_per_turn),
+            f"{ratio(po.cpu_per_turn, pf.cpu_per_turn):.2f}",
+        ]
+        rows.append([text, *cpus, fmt_ms(p(po, 99)), fmt_ms(p(pf, 99)), f"{po.throughput:.1f}/s"])
+        rows[-1].append(f"{po.rss_mib:.0f} / {pf.rss_mib:.0f} MiB")
+    print(f"## {o}: growth, CPU per warm turn")
+    head = ["phase", "ours CPU/turn", "floor CPU/turn", "ours/floor", "ours p99", "floor p99", "ours turns/s"]
+    table(rows, [*head, "RSS ours / floor"])
+    other = sorted({(side, name) for (o_, side, name) in run.results if o_ == o and not known(name)})
+    if other:  # phases added to host.PHASES without a table of their own
+        rows = []
+        for side, name in other:
+            phase = run.get(o, side, name)
+            fig.setdefault("phases", {})[f"{side}/{name}"] = summary(phase)
+            rows.append([f"{side}/{name}", f"{phase.turns}/{phase.errors}", f"{phase.wall:.1f} s"])
+            rows[-1] += [fmt_ms(p(phase, 50)), fmt_ms(p(phase, 99)), fmt_ms(phase.cpu_per_turn)]
+        print(f"## {o}: other phases")
+        table(rows, ["side/phase", "turns/errors", "wall", "p50", "p99", "CPU/turn"])
+    return fig
+
+
+def known(name: str) -> bool:
+    return name in KNOWN or (name[:1] in "sc" and name[1:].isdigit()) or name.startswith("first-s")
+
+
+def growth(run: Any, o: str, side: str, lo: int, hi: int) -> float | None:
+    a, b = run.get(o, side, f"s{lo}"), run.get(o, side, f"s{hi}")
+    return ratio(b.cpu_per_turn, a.cpu_per_turn) if a and b and lo != hi else None
+
+
+def print_profiles(profile: dict[str, Any]) -> None:
     for orchestrator, prof in profile.items():
         print(
             f"## Profile of a warm phase, ours, {orchestrator} ({prof['tool']}; share of the host's samples)"
         )
         if prof["packages"]:
-            table(
-                [[name, f"{share:.1%}"] for name, share in prof["packages"]],
-                ["package of the running frame", "share"],
-            )
+            rows = [[name, f"{share:.1%}"] for name, share in prof["packages"]]
+            table(rows, ["package of the running frame", "share"])
         if prof["under_sdk"] is not None:
-            print(f"samples with an agents_a365 frame on the stack: {prof['under_sdk']:.1%}")
-            print()
+            print(f"samples with an agents_a365 frame on the stack: {prof['under_sdk']:.1%}\n")
         table([[name, f"{share:.1%}"] for name, share in prof["functions"]], ["function (self)", "share"])
         if prof["inclusive"]:
-            table(
-                [[name, f"{share:.1%}"] for name, share in prof["inclusive"]],
-                ["function (on the stack)", "share"],
-            )
-    figures["profile"] = profile
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=1, default=str))
-    return figures
+            rows = [[name, f"{share:.1%}"] for name, share in prof["inclusive"]]
+            table(rows, ["function (on the stack)", "share"])
 
 
 def flat_pair(args: argparse.Namespace) -> tuple[int, int]:
@@ -310,15 +236,15 @@ def flat_pair(args: argparse.Namespace) -> tuple[int, int]:
     return lo, counts[-1]
 
 
-def summary(p: Phase) -> dict[str, float]:
+def summary(phase: Phase) -> dict[str, float]:
     return {
-        "turns": p.turns,
-        "errors": p.errors,
-        "turns_per_s": p.throughput,
-        "p50_ms": percentile(p.latencies, 50) * 1000,
-        "p95_ms": percentile(p.latencies, 95) * 1000,
-        "p99_ms": percentile(p.latencies, 99) * 1000,
-        "cpu_per_turn_ms": p.cpu_per_turn * 1000,
-        "connections": p.connections,
-        "rss_mib": p.rss_mib,
+        "turns": phase.turns,
+        "errors": phase.errors,
+        "turns_per_s": phase.throughput,
+        "p50_ms": p(phase, 50) * 1000,
+        "p95_ms": p(phase, 95) * 1000,
+        "p99_ms": p(phase, 99) * 1000,
+        "cpu_per_turn_ms": phase.cpu_per_turn * 1000,
+        "connections": phase.connections,
+        "rss_mib": phase.rss_mib,
     }

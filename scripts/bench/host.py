@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +151,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+Hosts = dict[tuple[str, str], Host]  # (orchestrator, side) -> its host process
+
+
 class Run:
     """The phases of one run: ``results[(orchestrator, side, phase)]`` -> the rounds' phases."""
 
@@ -161,6 +165,9 @@ class Run:
         self.service_url = f"{emu.base_url}/"
         self.pool: dict[tuple[str, str], list[str]] = {}  # users warm at the main server count, per host
         self.wedged: dict[str, str] = {}  # host label -> the phase where most of its turns failed
+        self.profile: dict[
+            str, Any
+        ] = {}  # orchestrator -> where ours' warm turns spent their CPU (--profile)
 
     async def phase(
         self,
@@ -218,9 +225,10 @@ async def run_sends(rounds: int) -> tuple[float | None, float | None]:
     return float(match.group(1)), float(ours.group(1)) / 1000 if ours else None
 
 
-async def profile_hosts(run: Run, hosts: dict[tuple[str, str], Host], out: dict[str, Any]) -> None:
-    args = run.args
-    for orchestrator in args.orchestrators:
+async def profile_phase(run: Run, hosts: Hosts) -> None:
+    """``--profile``: a warm phase of ours under py-spy (or cProfile inside the host)."""
+    args, out = run.args, run.profile
+    for orchestrator in args.orchestrators if args.profile else ():
         host = hosts[(orchestrator, "ours")]
         # The main phase's users: already warm, no new burst of cold turns.
         users = await warm_users(run, hosts, run.pool, orchestrator, "ours", args.conversations, args.servers)
@@ -271,14 +279,29 @@ async def profile_hosts(run: Run, hosts: dict[tuple[str, str], Host], out: dict[
             }
 
 
+SIDES: dict[str, tuple[str, str | None]] = {
+    # side: (the host's ``--mode`` in _host_server.py / _ms_host.py, its OTel scope or None). A host variant is
+    # one more entry (and its mode in _host_server.py): every phase then runs it next to the others.
+    "ours": ("ours", None),
+    "floor": ("floor", None),
+    "otel": ("ours", "global"),
+    "otel-sdk": ("ours", "sdk"),
+    "ms": ("ms", None),
+}
+
+
+def wanted_sides(args: argparse.Namespace, orchestrator: str) -> list[str]:
+    skip = {"otel", "otel-sdk"} if args.no_otel else set()
+    if args.no_ms or orchestrator != "openai":
+        skip.add("ms")  # Microsoft's SDK has no LangChain extension
+    return [side for side in SIDES if side not in skip]
+
+
 async def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
     header("A busy host (issue 26)", "uv run python scripts/bench/host.py " + " ".join(sys.argv[1:]))
     counts = sorted({1, args.servers, args.cold_servers, *args.growth_servers})
-    main_servers = args.servers
-    profile: dict[str, Any] = {}
-    sends_ratio: float | None = None
     with emulator_process(notes_servers=max(counts), latency_ms=args.latency_ms, counts=counts) as emu:
         print(
             f"emulator {emu.base_url} (own process), {args.latency_ms:g} ms added per gateway/MCP/RTP response"
@@ -290,44 +313,36 @@ async def main(argv: list[str] | None = None) -> dict[str, Any]:
             aiohttp.ClientSession(connector=connector, timeout=timeout) as http,
         ):
             run = Run(args, emu, http)
-            wanted: list[tuple[str, str, str]] = []
-            for orchestrator in args.orchestrators:
-                wanted += [(orchestrator, "ours", "ours"), (orchestrator, "floor", "floor")]
-                if not args.no_otel:
-                    wanted += [(orchestrator, "otel", "ours"), (orchestrator, "otel-sdk", "ours")]
-            if not args.no_ms and "openai" in args.orchestrators:
-                wanted.append(("openai", "ms", "ms"))
+            wanted = [(o, side) for o in args.orchestrators for side in wanted_sides(args, o)]
             started = await asyncio.gather(
                 *(
                     start_host(
                         f"{o}-{side}",
                         emu,
-                        mode,
+                        SIDES[side][0],
                         o,
-                        collector.url if side.startswith("otel") else None,
-                        otel_scope="sdk" if side == "otel-sdk" else "global",
+                        collector.url if SIDES[side][1] else None,
+                        otel_scope=SIDES[side][1] or "global",
                     )
-                    for o, side, mode in wanted
+                    for o, side in wanted
                 )
             )
-            hosts = {(o, side): h for (o, side, _), h in zip(wanted, started, strict=True)}
+            hosts = dict(zip(wanted, started, strict=True))
             try:
-                await phases(run, hosts)
-                if args.profile:
-                    await profile_hosts(run, hosts, profile)
+                for phase in PHASES:
+                    await phase(run, hosts)
             finally:
                 failed = {
-                    (o, side) for (o, side, _), phases in run.results.items() if any(p.errors for p in phases)
+                    (o, side) for (o, side, _), got in run.results.items() if any(p.errors for p in got)
                 }
                 for key, host in hosts.items():
                     stop_host(host, keep_log=key in failed)
             otel_bytes = dict(collector.received)
         rtp = rtp_check(run, emu)
-    send_cpu: float | None = None
+    sends: tuple[float | None, float | None] = (None, None)
     if not args.no_sends:
-        sends_ratio, send_cpu = await run_sends(args.sends_rounds)
-    figures = report(run, args, main_servers, profile, (sends_ratio, send_cpu), otel_bytes, rtp)
-    return figures
+        sends = await run_sends(args.sends_rounds)
+    return report(run, args, args.servers, run.profile, sends, otel_bytes, rtp)
 
 
 def rtp_check(run: Run, emu: Any) -> dict[str, int]:
@@ -347,67 +362,53 @@ def rtp_check(run: Run, emu: Any) -> dict[str, int]:
     return {"records": len(records), "turns": turns, "with_answer": answered}
 
 
-async def phases(run: Run, hosts: dict[tuple[str, str], Host]) -> None:
-    args = run.args
-    sides = sorted({side for _, side in hosts}, key=["ours", "floor", "otel", "otel-sdk", "ms"].index)
-    # Main phase: every user's first turn once (unmeasured), then warm rounds, sides interleaved.
-    users = run.pool
+async def main_phase(run: Run, hosts: Hosts) -> None:
+    """Every user's first turn once (unmeasured), then warm rounds, the sides interleaved; cold turns (new
+    users, a few at a time) after each round, ours and the floor."""
+    args, users = run.args, run.pool
     for (orchestrator, side), host in hosts.items():
         users[(orchestrator, side)] = new_users(args.conversations, f"{orchestrator}-{side}")
         if side == "ms":  # Microsoft keeps nothing between turns: its first turn is its warm one
             await run.phase(host, (orchestrator, side, "first"), new_users(2, "ms-warmup"), args.servers, 1)
             continue
-        await run.phase(
-            host,
-            (orchestrator, side, "first"),
-            users[(orchestrator, side)],
-            args.servers,
-            1,
-            args.first_concurrency,
-        )
+        first = users[(orchestrator, side)]
+        await run.phase(host, (orchestrator, side, "first"), first, args.servers, 1, args.first_concurrency)
     for round_no in range(args.rounds):
         print(f"round {round_no + 1}/{args.rounds}", flush=True)
         for orchestrator in args.orchestrators:
-            for side in sides:
-                if (orchestrator, side) not in hosts:
-                    continue
-                turns = args.ms_turns if side == "ms" else args.warm_turns
-                await run.phase(
-                    hosts[(orchestrator, side)],
-                    (orchestrator, side, "warm"),
-                    users[(orchestrator, side)],
-                    args.servers,
-                    turns,
-                )
-            for side in ("ours", "floor"):  # cold turns: new users, a few at a time
+            for side in SIDES:
+                if (orchestrator, side) in hosts:
+                    turns = args.ms_turns if side == "ms" else args.warm_turns
+                    key = (orchestrator, side, "warm")
+                    await run.phase(
+                        hosts[(orchestrator, side)], key, users[(orchestrator, side)], args.servers, turns
+                    )
+            for side in ("ours", "floor"):
                 fresh = new_users(args.cold_users, f"cold-{orchestrator}-{side}")
+                key = (orchestrator, side, "cold")
                 await run.phase(
-                    hosts[(orchestrator, side)],
-                    (orchestrator, side, "cold"),
-                    fresh,
-                    args.cold_servers,
-                    1,
-                    args.cold_concurrency,
+                    hosts[(orchestrator, side)], key, fresh, args.cold_servers, 1, args.cold_concurrency
                 )
-    # Growth: CPU per warm turn against servers and conversations (ours and floor). Users already warm at
-    # the main phase's server count are reused; only the missing ones take their (unmeasured) first turn.
+
+
+async def growth_phase(run: Run, hosts: Hosts) -> None:
+    """CPU per warm turn against servers and conversations, ours and the floor. Users already warm at the
+    main phase's server count are reused; only the missing ones take their (unmeasured) first turn."""
+    args = run.args
     for orchestrator in args.orchestrators:
-        for n in args.growth_servers:
+        sizes = [(f"s{n}", n, args.growth_base) for n in args.growth_servers]
+        sizes += [(f"c{c}", args.servers, c) for c in args.growth_conversations]
+        for name, servers, conversations in sizes:
             for side in ("ours", "floor"):
-                group = await warm_users(run, hosts, users, orchestrator, side, args.growth_base, n)
-                await run.phase(
-                    hosts[(orchestrator, side)], (orchestrator, side, f"s{n}"), group, n, args.growth_turns
-                )
-        for c in args.growth_conversations:
-            for side in ("ours", "floor"):
-                group = await warm_users(run, hosts, users, orchestrator, side, c, args.servers)
-                await run.phase(
-                    hosts[(orchestrator, side)],
-                    (orchestrator, side, f"c{c}"),
-                    group,
-                    args.servers,
-                    args.growth_turns,
-                )
+                group = await warm_users(run, hosts, run.pool, orchestrator, side, conversations, servers)
+                key = (orchestrator, side, name)
+                await run.phase(hosts[(orchestrator, side)], key, group, servers, args.growth_turns)
+
+
+# The phases of a run, in order: each runs its turns through ``run.phase`` (which records them under
+# (orchestrator, side, name) for the report). A new phase is one more function here; the report prints any
+# phase it has no table for in "other phases" (scripts/bench/README.md).
+PHASES: list[Callable[[Run, Hosts], Awaitable[None]]] = [main_phase, growth_phase, profile_phase]
 
 
 async def warm_users(

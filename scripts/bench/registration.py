@@ -41,10 +41,11 @@ from _common import (
     median,
     ms,
     ms_worker,
+    proc_cpu,
     table,
     verdict,
 )
-from _floor import emulator_cpu, floor_listing
+from _floor import floor_listing
 from _otel_modes import MODES as OTEL_MODES
 from _otel_modes import otel_mode
 from agents import Agent, RunContextWrapper
@@ -76,14 +77,14 @@ async def lc_register(service: LangChainService, auth: Any, n: int, user: str) -
     model = GenericFakeChatModel(messages=iter([]))
     turn = make_turn(agent_id_for(n), user)
     gc.collect()  # a full collection must not land inside one side's measurement
-    e0 = emulator_cpu(EMULATOR_PID)
+    e0 = proc_cpu(EMULATOR_PID)
     t0, c0 = time.perf_counter(), time.process_time()
     agent = await service.add_tool_servers_to_agent(
         auth, "AGENTIC", turn, agent_options={"model": model, "tools": []}
     )
     elapsed = time.perf_counter() - t0
     CPU["lc"] = time.process_time() - c0
-    e1 = emulator_cpu(EMULATOR_PID)
+    e1 = proc_cpu(EMULATOR_PID)
     CPU["emu"] = e1 - e0 if e0 is not None and e1 is not None else float("nan")
     tools = agent.nodes["tools"].bound.tools_by_name if "tools" in agent.nodes else {}
     return elapsed, len(tools)
