@@ -36,6 +36,7 @@ from packaging.utils import canonicalize_name
 TEST_TOOLS = [
     "pytest>=8.4",
     "pytest-asyncio>=1.2",
+    "pytest-xdist>=3.6",  # the root pyproject's addopts pass -n
     "hypothesis>=6.140",
     "microsoft-agents-hosting-core>=1.9.0",
 ]

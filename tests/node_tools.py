@@ -11,10 +11,14 @@ A system Node (on PATH, >= 18) is used when present; otherwise the one shipped b
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
 import os
 import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,3 +120,23 @@ def npm(node: Node, folder: Path, *args: str, timeout: float = NPM_TIMEOUT) -> N
 def npm_ci(node: Node, folder: Path) -> None:
     """``npm ci`` in ``folder`` (lock file committed), quietly."""
     npm(node, folder, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+
+
+@contextlib.contextmanager
+def install_lock(folder: Path) -> Iterator[None]:
+    """Held while installing into ``folder`` (npm, apt, a build): parallel test workers (pytest-xdist) each run
+    the session fixtures, so the first installs and the others wait, then find it installed. The lock file is
+    outside ``folder`` (``npm ci`` deletes ``node_modules``)."""
+    digest = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:16]
+    path = Path(tempfile.gettempdir()) / f"a365-tests-install-{digest}.lock"
+    try:
+        import fcntl
+    except ImportError:  # no fcntl (Windows): unlocked; there run `pytest -n 0` for a first install
+        yield
+        return
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

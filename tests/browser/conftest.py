@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from node_tools import Node, npm, npm_ci
+from node_tools import Node, install_lock, npm, npm_ci
 
 JS_DIR = Path(__file__).parent / "js"
 WEB_DIR = Path(__file__).resolve().parents[2] / "examples" / "ui_stream_app" / "web"
@@ -51,27 +51,35 @@ def _apt_install_chromium() -> str:
 @pytest.fixture(scope="session")
 def chromium() -> str:
     """Path of a Chromium/Chrome executable, installing Debian's ``chromium`` package when possible."""
-    found = _which_browser()
-    if found is None:
-        reason = _apt_install_chromium()
+    with install_lock(Path("/var/lib/apt")):  # one apt-get at a time across parallel workers
         found = _which_browser()
         if found is None:
-            pytest.skip(f"no Chromium for the browser test: {reason or 'apt-get installed none'}")
+            reason = _apt_install_chromium()
+            found = _which_browser()
+            if found is None:
+                pytest.skip(f"no Chromium for the browser test: {reason or 'apt-get installed none'}")
     return found
 
 
 @pytest.fixture(scope="session")
 def puppeteer(node: Node) -> Path:
     """The driver script, with puppeteer-core installed (``npm ci``: no browser download)."""
-    if not (JS_DIR / "node_modules" / "puppeteer-core").is_dir():
-        npm_ci(node, JS_DIR)
+    with install_lock(JS_DIR):
+        if not (JS_DIR / "node_modules" / "puppeteer-core").is_dir():
+            npm_ci(node, JS_DIR)
     return JS_DIR / "drive.mjs"
 
 
 @pytest.fixture(scope="session")
 def chat_page_build(node: Node) -> Path:
-    """Builds the example's chat page from npm (``npm ci`` + esbuild) once per session."""
-    if not (WEB_DIR / "node_modules" / "@ai-sdk" / "react").is_dir():
-        npm(node, WEB_DIR, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-    npm(node, WEB_DIR, "run", "build", "--silent")
+    """Builds the example's chat page from npm (``npm ci`` + esbuild) when its bundle is older than its
+    sources or packages (so once per run, whichever parallel worker comes first)."""
+    bundle = WEB_DIR / "dist" / "app.js"
+    with install_lock(WEB_DIR):
+        if not (WEB_DIR / "node_modules" / "@ai-sdk" / "react").is_dir():
+            npm(node, WEB_DIR, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+        inputs = [*(WEB_DIR / "src").rglob("*"), WEB_DIR / "package.json", WEB_DIR / "node_modules"]
+        newest = max(path.stat().st_mtime for path in inputs)
+        if not bundle.exists() or bundle.stat().st_mtime < newest:
+            npm(node, WEB_DIR, "run", "build", "--silent")
     return WEB_DIR / "dist"

@@ -9,7 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from agents_a365.emulator.contract import SCENARIOS
+
+pytestmark = pytest.mark.slow  # started first on the parallel workers (tests/conftest.py)
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "contract_example"
 

@@ -27,6 +27,8 @@ import pytest
 
 from agents_a365.emulator import channel_activity, post_activity
 
+pytestmark = pytest.mark.slow  # started first on the parallel workers (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 STARTUP = 120.0  # seconds for a process to come up (imports of LangChain / the Agents SDK on a busy machine)

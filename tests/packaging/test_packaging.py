@@ -67,6 +67,7 @@ def test_every_member_is_typed_documented_and_namespaced(folder: str) -> None:
     assert not (member / "src/agents_a365/__init__.py").exists(), "agents_a365 must stay a namespace package"
 
 
+@pytest.mark.slow
 def test_wheels_build_and_core_installs_without_orchestrators(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, str(ROOT / "scripts/check_wheels.py"), "--out", str(tmp_path / "dist")],

@@ -21,6 +21,9 @@ import pytest
 from agents_a365.emulator import DEFAULT_AGENT_ID
 from release.release_support import ROOT, UV
 from support.hostile_mcp import STRUCTURED_BREAKS
+from support.shared import built_once
+
+pytestmark = pytest.mark.slow  # started first on the parallel workers (tests/conftest.py)
 
 PROBE = Path(__file__).with_name("mcp2_probe.py")
 STRUCTURED_PROBE = Path(__file__).with_name("mcp2_structured_probe.py")
@@ -69,37 +72,41 @@ def emulator_process(tmp_path: Path) -> Iterator[tuple[str, str]]:
         process.communicate(timeout=30)
 
 
-@pytest.fixture
-def mcp2_venv(tmp_path: Path) -> Path:
-    wheelhouse = tmp_path / "wheelhouse"
-    for wheel in WHEELS:
-        package = wheel.replace("_", "-")
+@pytest.fixture(scope="module")
+def mcp2_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One fresh venv per run (the tests only run probes in it; the parallel workers share it): the wheels,
+    mcp 2, hosting-core."""
+
+    def build(tmp_path: Path) -> None:
+        wheelhouse = tmp_path / "wheelhouse"
+        for wheel in WHEELS:
+            package = wheel.replace("_", "-")
+            run(
+                UV,
+                "build",
+                "--package",
+                package,
+                "--wheel",
+                "--quiet",
+                "--out-dir",
+                wheelhouse,
+                "--project",
+                ROOT,
+            )
+        run(UV, "venv", "--quiet", "--python", sys.executable, tmp_path / "venv")
         run(
             UV,
-            "build",
-            "--package",
-            package,
-            "--wheel",
+            "pip",
+            "install",
             "--quiet",
-            "--out-dir",
-            wheelhouse,
-            "--project",
-            ROOT,
+            "--python",
+            tmp_path / "venv" / "bin" / "python",
+            *sorted(wheelhouse.glob("*.whl")),
+            "microsoft-agents-hosting-core>=1.9.0",
+            "opentelemetry-sdk",  # the probe records the tool call spans
         )
-    venv = tmp_path / "venv"
-    run(UV, "venv", "--quiet", "--python", sys.executable, venv)
-    python = venv / "bin" / "python"
-    run(
-        UV,
-        "pip",
-        "install",
-        "--quiet",
-        "--python",
-        python,
-        *sorted(wheelhouse.glob("*.whl")),
-        "microsoft-agents-hosting-core>=1.9.0",
-        "opentelemetry-sdk",  # the probe records the tool call spans
-    )
+
+    python = built_once(tmp_path_factory, "mcp2", build) / "venv" / "bin" / "python"
     installed = run(UV, "pip", "freeze", "--python", python)
     assert "langchain" not in installed
     assert "agents-a365-emulator" not in installed

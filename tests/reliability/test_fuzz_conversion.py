@@ -11,6 +11,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import (
@@ -28,6 +29,8 @@ from pydantic import ValidationError
 from agents_a365.tooling import ChatHistoryMessage, ChatMessageRequest
 from agents_a365.tooling.extensions.langchain import convert_messages
 from agents_a365.tooling.extensions.openai import to_chat_history_messages
+
+pytestmark = pytest.mark.slow  # started first on the parallel workers (tests/conftest.py)
 
 FUZZ = settings.get_profile("a365-fuzz")
 

@@ -57,10 +57,10 @@ async def test_endless_next_cursor_does_not_keep_registration_or_the_first_model
     async with HostileServer() as server:
         server.route("/mcp", mcp)
         server.gateway({"mcpServerName": "pages", "url": f"{server.base_url}/mcp"})
-        # A deadline the 1,000 pages fit in (about 1-3 ms a page over httpx on a loaded machine): the page
-        # cap, not the deadline, must be what ends the listing.
-        async with OpenAIService(configuration=_hostile_config(server, request_timeout=8.0)) as svc:
-            async with asyncio.timeout(SAFETY):
+        # A deadline the 1,000 pages fit in (1-3 ms a page, up to ~15 ms on a machine loaded by the parallel
+        # test workers and other jobs): the page cap, not the deadline, must be what ends the listing.
+        async with OpenAIService(configuration=_hostile_config(server, request_timeout=20.0)) as svc:
+            async with asyncio.timeout(3 * SAFETY):  # two listings of up to 20 s each
                 # Registration lists through the core, whose pager stops at MAX_LIST_PAGES.
                 with pytest.raises(McpServerConnectionError, match=r"'pages'.*more than 1000 pages"):
                     async with svc.connected_agent(Agent(name="a"), None, None, turn, auth_token=TOKEN):

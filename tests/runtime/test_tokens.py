@@ -54,6 +54,18 @@ def test_validate_returns_claims_of_a_good_token() -> None:
         (make_jwt(exp="tomorrow"), TokenMissingExpiryError, "exp"),
         (make_jwt(exp=int(time.time()) - 60), TokenExpiredError, "expired"),
     ],
+    # Named, not by the token: the expired one changes every second, and parallel workers (pytest-xdist)
+    # must collect the same ids.
+    ids=[
+        "empty",
+        "two-parts",
+        "four-parts",
+        "bad-base64",
+        "not-an-object",
+        "no-exp",
+        "exp-not-a-number",
+        "expired",
+    ],
 )
 def test_validate_raises_a_distinct_clear_error_per_failure(
     token: str, error: type[InvalidTokenError], message: str

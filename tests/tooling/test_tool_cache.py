@@ -146,6 +146,7 @@ async def _cost(cache: ToolDefinitionCache, users: list[str], variant: str = "")
     return (tracemalloc.get_traced_memory()[0] - before) / len(users)
 
 
+@pytest.mark.slow
 async def test_identical_definitions_are_stored_once_whatever_the_number_of_users() -> None:
     cache = ToolDefinitionCache(300)
     tracemalloc.start()

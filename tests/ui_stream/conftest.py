@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from agents import set_tracing_disabled
 
-from node_tools import Node, npm_ci
+from node_tools import Node, install_lock, npm_ci
 from support.ui_client import Validate
 
 JS_DIR = Path(__file__).parent / "js"
@@ -37,8 +37,9 @@ def _installed_ai_version() -> str | None:
 @pytest.fixture(scope="session")
 def node_client(node: Node) -> Path:
     """Installs the pinned ``ai`` package from the npm registry (``npm ci``, lock file committed)."""
-    if _installed_ai_version() != _pinned_ai_version():
-        npm_ci(node, JS_DIR)
+    with install_lock(JS_DIR):
+        if _installed_ai_version() != _pinned_ai_version():
+            npm_ci(node, JS_DIR)
     return JS_DIR / "parse.mjs"
 
 
