@@ -1,5 +1,5 @@
 """Does the whole hosted agent recover when the emulator stops answering for a while? (issue 26's "host that
-stops answering", the hosted counterpart of ``host_recovery.py``)
+stops answering"; docs/performance.md)
 
     uv run python scripts/bench/host_stall.py [--orchestrator langchain|openai] [--users 32]
         [--concurrency 32] [--stop 25] [--pre 1] [--later-turns 2] [--turn-timeout 60] [--side ours|floor]
