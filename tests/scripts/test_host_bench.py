@@ -57,7 +57,7 @@ def test_host_benchmark_runs_every_phase_and_reports_every_target(tmp_path: Path
         assert sides["targets"]["flat"] is not None  # 2 / 1 servers at this size
 
     rows = figures["targets"]
-    assert len(rows) == 7 * len(ORCHESTRATORS)
+    assert len(rows) == 9 * len(ORCHESTRATORS)
     for orchestrator, name, _value, _goal, state in rows:
         assert orchestrator in ORCHESTRATORS
         assert state.split(" ")[0] in {"PASS", "MISS", "n/a"}, (name, state)
