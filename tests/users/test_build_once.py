@@ -117,11 +117,6 @@ async def test_a_run_with_no_turn_at_all_is_refused_before_anything_is_sent(
         if kind == "langchain"
         else Runner.run(agent, "from nobody")
     )
-    run = (
-        agent.ainvoke({"messages": [HumanMessage("from nobody")]})
-        if kind == "langchain"
-        else Runner.run(agent, "from nobody")
-    )
     with pytest.raises(UnknownTurnError, match="turn_scope") as raised:
         await _in_task(run)
     assert emulator.requests == []  # not even discovery: the turn is resolved first
