@@ -156,7 +156,7 @@ async def hosted_turn(
     title = (
         "LangChain (one create_agent graph for every user)"
         if orchestrator == "langchain"
-        else "OpenAI Agents SDK (one Agent for every user, its Agent 365 servers as one MCPServer)"
+        else "OpenAI Agents SDK (one A365Agent for every user, its servers' tools converted once)"
     )
     heading(f"{title}: a channel message over HTTP")
     recorder.clear()

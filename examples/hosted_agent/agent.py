@@ -196,16 +196,18 @@ def _langchain_agent(tooling: McpToolServerConfigurationService, auth: Any, *, u
 
 
 def _openai_agent(tooling: McpToolServerConfigurationService, auth: Any, *, ui_stream: bool) -> Any:
-    from agents import Agent, Runner, SQLiteSession
+    from agents import Runner, SQLiteSession
 
     from agents_a365.tooling.extensions import openai as oa
 
     service = oa.McpToolRegistrationService(tooling)
-    agent = Agent(
+    # A365Agent: the servers' tools as function tools converted once per change of their definitions (an
+    # Agent(mcp_servers=[service.agent_servers(...)]) works too; the Agents SDK converts those on every run).
+    agent = oa.A365Agent(
         name="Mailer",
         instructions="You send emails for the user.",
         model=openai_model(),
-        mcp_servers=[service.agent_servers(auth, AUTH_HANDLER)],
+        agent_servers=service.agent_servers(auth, AUTH_HANDLER),
     )
 
     async def run_turn(turn: TurnContext, observer: TurnObserver) -> None:

@@ -77,7 +77,20 @@ def _openai(
     return agent, turn
 
 
-BUILDERS = {"langchain": _langchain, "openai": _openai}
+def _openai_function_tools(
+    core: McpToolServerConfigurationService, emulator: Emulator, auth: Any = None
+) -> tuple[Any, Turn]:
+    service = oa.McpToolRegistrationService(core)
+    servers = service.agent_servers(auth or emulator.authorization(), AUTH_HANDLER)
+    agent = oa.A365Agent(name="mailer", model=openai_mail_model(), agent_servers=servers)
+
+    async def turn(context: TurnContext) -> str:
+        return str((await Runner.run(agent, context.activity.text, context=context)).final_output)
+
+    return agent, turn
+
+
+BUILDERS = {"langchain": _langchain, "openai": _openai, "openai-function-tools": _openai_function_tools}
 
 
 def _in_task(coro: Awaitable[Any]) -> Awaitable[Any]:
@@ -105,6 +118,10 @@ async def test_one_agent_built_before_any_turn_serves_50_users_x_3_turns_8_at_a_
     assert sorted({u for u, _ in calls}) == sorted(users)
     if kind == "langchain":
         assert agent.builds == 1  # one graph for the agent identity, reused by every user and turn
+    if kind == "openai-function-tools":  # converted once: a further turn reuses the same function tools
+        converted = agent._converted
+        await _in_task(turn(user_turn(emulator, "user-0")))
+        assert agent._converted is converted
 
 
 @pytest.mark.parametrize("kind", BUILDERS)
@@ -220,7 +237,7 @@ async def test_a_tool_added_on_a_server_reaches_the_next_turns_with_one_rebuild(
         assert "archive_email" in graph.nodes["tools"].bound.tools_by_name
         assert agent.builds == 2  # one rebuild for the change, none per turn
     else:
-        [servers] = agent.mcp_servers
+        servers = agent.agent_servers if isinstance(agent, oa.A365Agent) else agent.mcp_servers[0]
         offered = await servers.list_tools(agents.RunContextWrapper(context=alice), agent)
         assert "archive_email" in {t.name for t in offered}
 

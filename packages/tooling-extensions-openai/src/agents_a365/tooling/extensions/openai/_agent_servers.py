@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
+from agents import Agent, FunctionTool, RunContextWrapper, default_tool_error_function
+from agents.mcp import MCPUtil
 from mcp.types import CallToolResult, GetPromptResult, ListPromptsResult, Tool
 
 from agents_a365.tooling import MCPServerConfig, ToolServerNotGivenError
@@ -20,8 +23,9 @@ from agents_a365.tooling.extensibility import AgentTools, refusal, resolve_tool_
 
 from ._server import NotesTurn, call_for_turn, output_schema
 
-__all__ = ["A365AgentServers"]
+__all__ = ["A365Agent", "A365AgentServers"]
 
+TContext = TypeVar("TContext")
 _View = tuple[
     dict[str, list[Tool]], dict[str, tuple[str, Tool]]
 ]  # tools by server; exposed -> (server, tool)
@@ -103,3 +107,36 @@ def _pooled(core: Any) -> Any:
         return await operation(core.session_pool)  # the pool of the running loop, read at each call
 
     return run
+
+
+@dataclass
+class A365Agent(Agent[TContext]):
+    """An ``agents.Agent`` built once for every user whose Agent 365 tools are function tools converted once per
+    change of their definitions, not on every run as ``mcp_servers`` tools are (the Agents SDK converts those
+    before each model call: ~33 µs a tool). ``agent_servers``: ``service.agent_servers(app.auth, "AGENTIC")``::
+
+        agent = A365Agent(name="mailer", model=model, agent_servers=service.agent_servers(app.auth, "AGENTIC"))
+        result = await Runner.run(agent, text, context=turn_context)
+
+    Each run offers its user's servers' tools; each call resolves its turn, as ``A365AgentServers`` does.
+    """
+
+    agent_servers: A365AgentServers | None = None
+    _converted: tuple[Any, dict[int, FunctionTool]] | None = field(default=None, init=False, repr=False)
+
+    async def get_mcp_tools(self, run_context: RunContextWrapper[TContext]) -> list[Any]:
+        tools: list[Any] = await super().get_mcp_tools(run_context)
+        servers = self.agent_servers
+        if servers is None:
+            return tools
+        offered = await servers.list_tools(run_context, self)
+        version = servers._version  # the exposed tools the list came from: converted once per version
+        if self._converted is None or self._converted[0] is not version:
+            strict = self.mcp_config.get("convert_schemas_to_strict", False)
+            failure = self.mcp_config.get("failure_error_function", default_tool_error_function)
+            every = [t for named in (version[2][0] if version else {}).values() for t in named]
+            self._converted = (
+                version,
+                {id(t): MCPUtil.to_function_tool(t, servers, strict, self, failure) for t in every},
+            )
+        return [*tools, *(self._converted[1][id(t)] for t in offered)]
