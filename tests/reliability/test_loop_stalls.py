@@ -135,6 +135,7 @@ async def test_build_once_agents_turn_on_3000_tools_without_stalling_the_loop(se
     # its user's cached definitions and compares them by identity (no conversion, no copy).
     from agents import Agent, RunContextWrapper
 
+    from agents_a365.tooling.extensions.openai import A365Agent
     from agents_a365.tooling.extensions.openai import McpToolRegistrationService as OpenAIService
 
     config = ToolingConfiguration(
@@ -151,15 +152,25 @@ async def test_build_once_agents_turn_on_3000_tools_without_stalling_the_loop(se
         _lists(server, "big")
         agent = service.create_agent({"model": ScriptedChatModel(script=[calls(text="unused")])})
         servers = OpenAIService(core).agent_servers()
+        a365 = A365Agent(name="a", agent_servers=OpenAIService(core).agent_servers())
         with core.turn_scope(turn, None, None, TOKEN):
-            for phase in ("langchain cold", "langchain warm", "openai cold", "openai warm"):
+            for phase in (
+                "langchain cold",
+                "langchain warm",
+                "openai cold",
+                "openai warm",
+                "a365agent first",
+                "a365agent warm",
+            ):
                 async with LagMonitor() as monitor:
                     if phase.startswith("langchain"):
                         graph = await agent.graph()
                         assert len(graph.nodes["tools"].bound.tools_by_name) == TOOLS
-                    else:
+                    elif phase.startswith("openai"):
                         tools = await servers.list_tools(RunContextWrapper(context=None), Agent(name="a"))
                         assert len(tools) == TOOLS
+                    else:  # the function tools of A365Agent: converted once (first), then reused
+                        assert len(await a365.get_mcp_tools(RunContextWrapper(context=None))) == TOOLS
                 figures[phase] = monitor
     assert agent.builds == 1
     print({phase: monitor.report() for phase, monitor in figures.items()})

@@ -135,8 +135,10 @@ class A365Agent(Agent[TContext]):
             strict = self.mcp_config.get("convert_schemas_to_strict", False)
             failure = self.mcp_config.get("failure_error_function", default_tool_error_function)
             every = [t for named in (version[2][0] if version else {}).values() for t in named]
-            self._converted = (
-                version,
-                {id(t): MCPUtil.to_function_tool(t, servers, strict, self, failure) for t in every},
-            )
+
+            # Off the event loop: thousands of tools take ~100 ms to convert.
+            def convert() -> dict[int, FunctionTool]:
+                return {id(t): MCPUtil.to_function_tool(t, servers, strict, self, failure) for t in every}
+
+            self._converted = (version, await asyncio.to_thread(convert))
         return [*tools, *(self._converted[1][id(t)] for t in offered)]
