@@ -24,6 +24,7 @@ def _load() -> dict[str, Callable[[Any], ExtensionAdapter]]:
         ("langchain-once", "contract.langchain_adapter", "LangChainBuildOnceAdapter", langchain),
         ("openai", "contract.openai_adapter", "OpenAIAdapter", openai),
         ("openai-once", "contract.openai_adapter", "OpenAIBuildOnceAdapter", openai),
+        ("openai-a365agent", "contract.openai_adapter", "OpenAIA365AgentAdapter", openai),
     ):
         try:
             module = importlib.import_module(module_name)

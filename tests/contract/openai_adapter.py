@@ -117,3 +117,21 @@ class OpenAIBuildOnceAdapter(OpenAIAdapter):
         with self.service.configuration_service.turn_scope(turn, authorization, "AGENTIC"):
             await agent.get_mcp_tools(RunContextWrapper(context=None))  # lists, as a run does first
             yield agent
+
+
+class OpenAIA365AgentAdapter(OpenAIAdapter):
+    """The same contract through ``A365Agent``: the servers' tools as function tools converted once per change."""
+
+    @asynccontextmanager
+    async def register(self, authorization: Any, turn: Any) -> AsyncIterator[Any]:
+        agent = oa_ext.A365Agent(
+            name="contract", agent_servers=self.service.agent_servers(authorization, "AGENTIC")
+        )
+        with self.service.configuration_service.turn_scope(turn, authorization, "AGENTIC"):
+            await agent.get_mcp_tools(
+                RunContextWrapper(context=None)
+            )  # lists and converts, as a run does first
+            yield agent
+
+    async def call_tool(self, registered: Any, name: str, arguments: dict[str, Any]) -> Any:
+        return await registered.agent_servers.call_tool(name, arguments)

@@ -34,3 +34,10 @@ class TestOpenAIBuildOnce(ExtensionContractTests):
     @pytest.fixture
     def adapter_factory(self) -> AdapterFactory:
         return ADAPTERS["openai-once"]
+
+
+@pytest.mark.skipif("openai" not in ADAPTERS, reason="the OpenAI extension is not installed here")
+class TestOpenAIA365Agent(ExtensionContractTests):
+    @pytest.fixture
+    def adapter_factory(self) -> AdapterFactory:
+        return ADAPTERS["openai-a365agent"]
