@@ -5,6 +5,7 @@ real ``TurnContext``, the emulator; which token each ``tools/call`` carried is r
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -65,11 +66,20 @@ def _langchain(
 
 
 def _openai(
-    core: McpToolServerConfigurationService, emulator: Emulator, auth: Any = None
+    core: McpToolServerConfigurationService,
+    emulator: Emulator,
+    auth: Any = None,
+    *,
+    function_tools: bool = False,
 ) -> tuple[Any, Turn]:
+    """An ``Agent`` with the servers on ``mcp_servers``, or (``function_tools``) an ``A365Agent``."""
     service = oa.McpToolRegistrationService(core)
     servers = service.agent_servers(auth or emulator.authorization(), AUTH_HANDLER)
-    agent = Agent(name="mailer", instructions="Send mail.", model=openai_mail_model(), mcp_servers=[servers])
+    agent: Any = (
+        oa.A365Agent(name="mailer", model=openai_mail_model(), agent_servers=servers)
+        if function_tools
+        else Agent(name="mailer", instructions="Send mail.", model=openai_mail_model(), mcp_servers=[servers])
+    )
 
     async def turn(context: TurnContext) -> str:
         return str((await Runner.run(agent, context.activity.text, context=context)).final_output)
@@ -77,20 +87,11 @@ def _openai(
     return agent, turn
 
 
-def _openai_function_tools(
-    core: McpToolServerConfigurationService, emulator: Emulator, auth: Any = None
-) -> tuple[Any, Turn]:
-    service = oa.McpToolRegistrationService(core)
-    servers = service.agent_servers(auth or emulator.authorization(), AUTH_HANDLER)
-    agent = oa.A365Agent(name="mailer", model=openai_mail_model(), agent_servers=servers)
-
-    async def turn(context: TurnContext) -> str:
-        return str((await Runner.run(agent, context.activity.text, context=context)).final_output)
-
-    return agent, turn
-
-
-BUILDERS = {"langchain": _langchain, "openai": _openai, "openai-function-tools": _openai_function_tools}
+BUILDERS = {
+    "langchain": _langchain,
+    "openai": _openai,
+    "openai-function-tools": functools.partial(_openai, function_tools=True),
+}
 
 
 def _in_task(coro: Awaitable[Any]) -> Awaitable[Any]:
