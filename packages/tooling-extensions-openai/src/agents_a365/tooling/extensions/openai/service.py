@@ -1,4 +1,4 @@
-"""Registration of Agent 365 MCP tool servers with OpenAI Agents SDK agents, and chat history."""
+"""Registration of Agent 365 MCP tool servers with OpenAI Agents SDK agents (chat history: ``_history_sends``)."""
 
 from __future__ import annotations
 
@@ -7,28 +7,25 @@ import contextlib
 import functools
 import logging
 import weakref
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, Final, TypeVar
 
 from agents import Agent, RunContextWrapper, default_tool_error_function
 from agents.mcp import MCPUtil
-from agents.memory import Session
 
-from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextLike
-from agents_a365.tooling import ToolOptions
+from agents_a365.runtime import AuthorizationLike, TurnContextLike
 from agents_a365.tooling.extensibility import (
     AgentTools,
     CallTime,
-    check_limit,
     keyword_aliases,
     list_servers,
     unique_servers,
 )
-from agents_a365.tooling.extension_base import ExtensionServiceBase, require
+from agents_a365.tooling.extension_base import require
 
 from ._agent_servers import A365AgentServers
 from ._connections import build_servers, check_server_options, server_url
-from ._conversion import to_chat_history_messages
+from ._history_sends import ChatHistorySends
 from ._server import A365MCPServer
 
 __all__ = ["ORCHESTRATOR_NAME", "McpToolRegistrationService"]
@@ -41,7 +38,7 @@ ORCHESTRATOR_NAME: Final = "OpenAI"
 TContext = TypeVar("TContext")
 
 
-class McpToolRegistrationService(ExtensionServiceBase):
+class McpToolRegistrationService(ChatHistorySends):
     """Gives OpenAI Agents SDK agents the Agent 365 MCP tool servers of the current user.
 
     Long-lived: keep one per process (discovery results and tokens are cached by the tooling
@@ -152,17 +149,29 @@ class McpToolRegistrationService(ExtensionServiceBase):
         ``server_options`` are arguments of every new server: ``MCPServer``'s (``require_approval``,
         ``use_structured_content``, ``tool_meta_resolver`` …), ``tool_filter`` and ``cache_tools_list``.
         """
-        clone, servers = await self._register(
-            agent,
-            authorization,
-            auth_handler_name,
-            turn_context,
-            auth_token,
-            skip_unreachable,
-            server_options,
+        require(agent, "agent")
+        require(turn_context, "turn_context")
+        options = check_server_options(server_options)
+        existing = [s for s in agent.mcp_servers or [] if not isinstance(s, A365MCPServer)]
+        if replaced := [s.name for s in agent.mcp_servers or [] if isinstance(s, A365MCPServer)]:
+            logger.debug("replacing the Agent 365 MCP servers of an earlier turn: %s", ", ".join(replaced))
+        core, tool_options = self.configuration_service, self.tool_options(None)
+        scope = core.turn_scope(turn_context, authorization, auth_handler_name, auth_token, tool_options)
+        discovered = list((await scope.servers()).values())
+        scope.enter()  # this task's turn from now on: its run needs no context (requests still resolve theirs)
+        known = [url for url in map(server_url, existing) if url is not None]
+        configs = unique_servers(discovered, known)  # a server already on the agent is not added again
+        # Listed by the core (cached per server and token: a warm turn makes no request) on the pooled
+        # sessions the calls then use.
+        listed, _ = await list_servers(
+            core.list_mcp_tools, configs, skip_unreachable=skip_unreachable, cache=core.tool_definitions
         )
+        calltime = CallTime(core, authorization, auth_handler_name, tool_options, registered=scope)
+        servers = build_servers(listed, own_tools=agent.tools, core=core, options=options, calltime=calltime)
         self._servers.update(servers)
-        return clone
+        names = ", ".join(s.name for s in servers) or "none"
+        logger.info("added MCP servers to agent %r: %s (%d discovered)", agent.name, names, len(discovered))
+        return agent.clone(mcp_servers=[*existing, *servers])
 
     async def close_tool_servers(self, agent: Agent[Any]) -> None:
         """Close the MCP servers :meth:`add_tool_servers_to_agent` connected for ``agent`` (the
@@ -193,114 +202,32 @@ class McpToolRegistrationService(ExtensionServiceBase):
         the same (names, approvals, ``agent.mcp_config``'s strict schemas and error function, spans). A
         ``tool_filter`` is applied once, here: a callable one gets a run context without your ``context``.
         The servers' resources and prompts are not on ``mcp_servers``."""
-        clone, servers = await self._register(
+        clone = await self.add_tool_servers_to_agent(
             agent,
             authorization,
             auth_handler_name,
             turn_context,
             auth_token,
-            skip_unreachable,
-            server_options,
-            function_tools,
+            skip_unreachable=skip_unreachable,
+            server_options=server_options,
         )
-        self._servers.update(servers)
+        servers = self._registered(clone)
         try:
-            yield clone
+            yield await _with_function_tools(clone, servers) if function_tools else clone
         finally:
             self._close(servers)
 
-    async def _register(
-        self,
-        agent: Agent[TContext],
-        authorization: AuthorizationLike | None,
-        auth_handler_name: str | None,
-        turn_context: TurnContextLike,
-        auth_token: str | None,
-        skip_unreachable: bool,
-        server_options: Mapping[str, Any] | None,
-        function_tools: bool = False,
-    ) -> tuple[Agent[TContext], list[A365MCPServer]]:
-        require(agent, "agent")
-        require(turn_context, "turn_context")
-        options = check_server_options(server_options)
-        existing = [s for s in agent.mcp_servers or [] if not isinstance(s, A365MCPServer)]
-        if replaced := [s.name for s in agent.mcp_servers or [] if isinstance(s, A365MCPServer)]:
-            logger.debug("replacing the Agent 365 MCP servers of an earlier turn: %s", ", ".join(replaced))
-        core, tool_options = self.configuration_service, self.tool_options(None)
-        scope = core.turn_scope(turn_context, authorization, auth_handler_name, auth_token, tool_options)
-        discovered = list((await scope.servers()).values())
-        scope.enter()  # this task's turn from now on: its run needs no context (requests still resolve theirs)
-        known = [url for url in map(server_url, existing) if url is not None]
-        configs = unique_servers(discovered, known)  # a server already on the agent is not added again
-        # Listed by the core (cached per server and token: a warm turn makes no request) on the pooled
-        # sessions the calls then use.
-        listed, _ = await list_servers(
-            core.list_mcp_tools, configs, skip_unreachable=skip_unreachable, cache=core.tool_definitions
-        )
-        calltime = CallTime(core, authorization, auth_handler_name, tool_options, registered=scope)
-        servers = build_servers(listed, own_tools=agent.tools, core=core, options=options, calltime=calltime)
-        names = ", ".join(s.name for s in servers) or "none"
-        logger.info("added MCP servers to agent %r: %s (%d discovered)", agent.name, names, len(discovered))
-        if not function_tools:
-            return agent.clone(mcp_servers=[*existing, *servers]), servers
-        clone = agent.clone(mcp_servers=existing)  # converted for the running agent, as get_mcp_tools does
-        strict = clone.mcp_config.get("convert_schemas_to_strict", False)
-        failure = clone.mcp_config.get("failure_error_function", default_tool_error_function)
-        found = await asyncio.gather(*(s.list_tools(RunContextWrapper(context=None), clone) for s in servers))
-        offered = [(s, t) for s, tools in zip(servers, found, strict=True) for t in tools]
-        clone.tools = [
-            *clone.tools,
-            *(MCPUtil.to_function_tool(t, s, strict, clone, failure) for s, t in offered),
-        ]
-        return clone, servers
 
-    # -- chat history ----------------------------------------------------------------------
-    async def send_chat_history(
-        self,
-        turn_context: TurnContextLike,
-        session: Session,
-        limit: int | None = None,
-        options: ToolOptions | None = None,
-    ) -> OperationResult:
-        """Send the items of an OpenAI Agents SDK ``session`` to threat protection.
-
-        ``limit`` keeps the most recent N items (``Session.get_items`` semantics; ``None`` =
-        the session's default, usually all). A session that fails (or does not answer within
-        ``chat_history_timeout``) gives a failed :class:`OperationResult`, as do remote failures;
-        ``ValueError`` for a missing turn context (``turn_context is required``) or session
-        (``session is required``) or a bad ``limit``.
-        """
-        require(turn_context, "turn_context")
-        require(session, "session")
-        if not callable(getattr(session, "get_items", None)):
-            raise ValueError("session must be an agents Session (it has no get_items)")
-        check_limit(limit)
-        if limit == 0:  # the most recent 0 items: nothing to read, an empty history is still sent
-            return await self.send_history(turn_context, [], options)
-        return await self.send_history_from_store(
-            turn_context,
-            lambda: session.get_items(limit),
-            to_chat_history_messages,
-            options,
-            store="the session",
-        )
-
-    async def send_chat_history_messages(
-        self,
-        turn_context: TurnContextLike,
-        messages: Sequence[Any],
-        options: ToolOptions | None = None,
-        *,
-        limit: int | None = None,
-    ) -> OperationResult:
-        """Convert OpenAI Agents SDK items (dicts or models) and send them to threat protection.
-
-        ``limit`` keeps the most recent N items (as ``send_chat_history`` with a session does).
-
-        Always sends, even an empty list (the platform registers the user message from it).
-        ``ValueError`` for a missing turn context or messages (``messages is required``); remote
-        failures come back as a failed :class:`OperationResult`.
-        """
-        require(turn_context, "turn_context")
-        # The history builder checks ``messages`` (``messages is required`` …).
-        return await self.send_history(turn_context, to_chat_history_messages(messages, limit=limit), options)
+async def _with_function_tools(agent: Agent[TContext], servers: list[A365MCPServer]) -> Agent[TContext]:
+    """A clone of ``agent`` whose ``servers`` are function tools instead (converted for the running agent, as
+    ``get_mcp_tools`` does)."""
+    clone = agent.clone(mcp_servers=[s for s in agent.mcp_servers if s not in servers])
+    strict = clone.mcp_config.get("convert_schemas_to_strict", False)
+    failure = clone.mcp_config.get("failure_error_function", default_tool_error_function)
+    found = await asyncio.gather(*(s.list_tools(RunContextWrapper(context=None), clone) for s in servers))
+    offered = [(s, t) for s, tools in zip(servers, found, strict=True) for t in tools]
+    clone.tools = [
+        *clone.tools,
+        *(MCPUtil.to_function_tool(t, s, strict, clone, failure) for s, t in offered),
+    ]
+    return clone
