@@ -10,7 +10,7 @@ Names are unique across the servers and the agent's own tools (the core's rule),
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -19,16 +19,16 @@ from agents.mcp import MCPUtil
 from mcp.types import CallToolResult, GetPromptResult, ListPromptsResult, Tool
 
 from agents_a365.tooling import MCPServerConfig, ToolServerNotGivenError
-from agents_a365.tooling.extensibility import AgentTools, refusal, resolve_tool_names
+from agents_a365.tooling.extensibility import AgentTools, McpSessionPool, refusal, resolve_tool_names
 
-from ._server import NotesTurn, call_for_turn, output_schema
+from ._server import NotesTurn, output_schema
 
 __all__ = ["A365Agent", "A365AgentServers"]
 
+T = TypeVar("T")
 TContext = TypeVar("TContext")
-_View = tuple[
-    dict[str, list[Tool]], dict[str, tuple[str, Tool]]
-]  # tools by server; exposed -> (server, tool)
+# Tools by server; exposed name -> (server, tool).
+_View = tuple[dict[str, list[Tool]], dict[str, tuple[str, Tool]]]
 
 
 class A365AgentServers(NotesTurn):
@@ -39,6 +39,7 @@ class A365AgentServers(NotesTurn):
     def __init__(self, tools: AgentTools, *, name: str = "agent365", **options: Any) -> None:
         super().__init__(**options)
         self._name, self._agent_tools = name, tools
+        self._tool_cache = tools.calltime.service.tool_definitions
         self._version: tuple[Any, tuple[str, ...], _View] | None = None  # (union, own names, view)
 
     @property
@@ -81,16 +82,14 @@ class A365AgentServers(NotesTurn):
             return refusal(
                 ToolServerNotGivenError(f"tool {tool_name!r} is not one of this agent's MCP tools")
             )
-        (server, tool), calltime = route, self._agent_tools.calltime
-        config = MCPServerConfig(
-            mcp_server_name=server, url=self._agent_tools.urls.get(server, "a365://" + server)
-        )
-        core = calltime.service
-        schema = output_schema(tool)
-        run = _pooled(core)
-        return await call_for_turn(
-            calltime, config, tool_name, tool.name, arguments, meta, schema, run, core.tool_definitions
-        )
+        server, tool = route
+        return await self._call_for_turn(server, tool_name, tool.name, arguments, meta, output_schema(tool))
+
+    async def _server(self, name: str, context: Any = None) -> MCPServerConfig:
+        return await self._agent_tools.calltime.server(name, context)
+
+    async def _run(self, operation: Callable[[McpSessionPool], Awaitable[T]]) -> T:
+        return await operation(self._agent_tools.calltime.service.session_pool)  # the running loop's pool
 
     async def list_prompts(self) -> ListPromptsResult:
         return ListPromptsResult(prompts=[])
@@ -100,13 +99,6 @@ class A365AgentServers(NotesTurn):
 
     def __repr__(self) -> str:
         return f"A365AgentServers({self.name!r})"
-
-
-def _pooled(core: Any) -> Any:
-    async def run(operation: Any) -> Any:
-        return await operation(core.session_pool)  # the pool of the running loop, read at each call
-
-    return run
 
 
 @dataclass

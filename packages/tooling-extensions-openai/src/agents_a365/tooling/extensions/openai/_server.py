@@ -48,7 +48,7 @@ from agents_a365.tooling.extensibility import (
     tool_call_span,
 )
 
-__all__ = ["A365MCPServer", "NotesTurn", "call_for_turn", "output_schema"]
+__all__ = ["A365MCPServer", "NotesTurn", "output_schema"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +61,10 @@ _OUTPUT_SCHEMA = "outputSchema" if "outputSchema" in Tool.model_fields else "out
 
 class NotesTurn(MCPServer):
     """An ``MCPServer`` whose ``tool_meta_resolver`` (called by the Agents SDK just before each ``call_tool``, in
-    the task that starts it) also notes the call's id and the run's context for that call."""
+    the task that starts it) also notes the call's id and the run's context for that call, and whose tool calls
+    are made for that turn (:meth:`_call_for_turn`): a subclass says how it finds a server and its pool."""
+
+    _tool_cache: ToolDefinitionCache | None = None
 
     @property
     def tool_meta_resolver(self) -> Any:
@@ -78,6 +81,37 @@ class NotesTurn(MCPServer):
             return None if resolver is None else resolver(context)
 
         self._resolver = resolve
+
+    async def _server(self, name: str, context: Any = None) -> MCPServerConfig:
+        """Server ``name``'s config in the turn ``context`` names, else the task's."""
+        raise NotImplementedError
+
+    async def _run(self, operation: Callable[[McpSessionPool], Awaitable[T]]) -> T:
+        raise NotImplementedError
+
+    async def _call_for_turn(
+        self,
+        server: str,
+        tool_name: str,
+        name: str,
+        arguments: dict[str, Any] | None,
+        meta: dict[str, Any] | None,
+        schema: dict[str, Any] | None,
+    ) -> CallToolResult:
+        """One ``tools/call`` of ``name`` (exposed as ``tool_name``) on ``server`` for the turn it runs in: the
+        run context the ``tool_meta_resolver`` noted, else the task's scope; a user not given the server gets a
+        tool error, nothing sent."""
+        noted = _CALL.get()
+        call_id, context = noted[1:] if noted is not None and noted[0] == tool_name else (None, None)
+        with tool_call_span(server, tool_name, call_id, arguments=arguments) as span:
+            try:
+                config = await self._server(server, context)
+            except ToolServerNotGivenError as exc:
+                return refusal(exc)
+            call = self._run(
+                lambda pool: pool.call_tool(config, name, arguments, meta=meta, output_schema=schema)
+            )
+            return await tool_call_result(call, span, config, self._tool_cache)
 
 
 class A365MCPServer(NotesTurn):
@@ -162,6 +196,9 @@ class A365MCPServer(NotesTurn):
         self._connected = True
         return result
 
+    async def _server(self, name: str, context: Any = None) -> MCPServerConfig:
+        return self.config if self._calltime is None else await self._calltime.server(name, context)
+
     # -- tools ------------------------------------------------------------------------------------
     async def list_tools(
         self, run_context: RunContextWrapper[Any] | None = None, agent: Any | None = None
@@ -178,7 +215,7 @@ class A365MCPServer(NotesTurn):
         return await self._filtered(tools, run_context, agent)
 
     async def _list_now(self) -> list[Tool]:
-        config = self.config if self._calltime is None else await self._calltime.server(self.name)
+        config = await self._server(self.name)
         listed = await self._run(lambda pool: pool.list_tools(config))  # page cap, one deadline
         self._output_schemas.update({t.name: output_schema(t) for t in listed})
         return [self._expose(t) for t in listed]
@@ -218,21 +255,13 @@ class A365MCPServer(NotesTurn):
     ) -> CallToolResult:
         self._refuse_if_closed()  # before the span: a refused call is not a failed one (the cache stays)
         name = self._originals.get(tool_name, tool_name)
-        return await call_for_turn(
-            self._calltime,
-            self.config,
-            tool_name,
-            name,
-            arguments,
-            meta,
-            self._output_schemas.get(name),
-            self._run,
-            self._tool_cache,
+        return await self._call_for_turn(
+            self.name, tool_name, name, arguments, meta, self._output_schemas.get(name)
         )
 
     # -- prompts and resources: straight to the session ------------------------------------------
     async def _session(self, operation: Callable[[ClientSession], Awaitable[T]]) -> T:
-        config = self.config if self._calltime is None else await self._calltime.server(self.name)
+        config = await self._server(self.name)
         return await self._run(lambda pool: pool.run(config, operation, idempotent=True))
 
     async def list_prompts(self) -> ListPromptsResult:
@@ -249,32 +278,6 @@ class A365MCPServer(NotesTurn):
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
         return await self._session(lambda s: s.read_resource(uri))  # type: ignore[arg-type]
-
-
-async def call_for_turn(
-    calltime: CallTime | None,
-    server: MCPServerConfig,
-    tool_name: str,
-    name: str,
-    arguments: dict[str, Any] | None,
-    meta: dict[str, Any] | None,
-    schema: dict[str, Any] | None,
-    run: Callable[[Callable[[McpSessionPool], Awaitable[CallToolResult]]], Awaitable[CallToolResult]],
-    cache: ToolDefinitionCache | None,
-) -> CallToolResult:
-    """One ``tools/call`` of ``name`` (exposed as ``tool_name``) on ``server`` for the turn it runs in: the run
-    context the ``tool_meta_resolver`` noted, else the task's scope; a user not given the server gets a tool
-    error, nothing sent."""
-    noted = _CALL.get()
-    call_id, context = noted[1:] if noted is not None and noted[0] == tool_name else (None, None)
-    with tool_call_span(server.mcp_server_name, tool_name, call_id, arguments=arguments) as span:
-        try:
-            server = server if calltime is None else await calltime.server(server.mcp_server_name, context)
-        except ToolServerNotGivenError as exc:
-            return refusal(exc)
-        config = server
-        call = run(lambda pool: pool.call_tool(config, name, arguments, meta=meta, output_schema=schema))
-        return await tool_call_result(call, span, config, cache)
 
 
 def output_schema(tool: Tool) -> dict[str, Any] | None:
