@@ -13,13 +13,13 @@ async def agent_stream(request: Request):
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterable, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterable, Iterable, Iterator, Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.tool import tool_call
 
-from agents_a365.tooling.ui_stream import ErrorTextFunction, UIMessage, iter_steps, json_text
+from agents_a365.tooling.ui_stream import ErrorTextFunction, UIMessage, UIStep, iter_steps, json_text
 
 from ._ui_stream_convert import LangChainUIStreamConverter
 
@@ -89,24 +89,18 @@ def ui_messages_to_langchain(messages: Iterable[UIMessage | Mapping[str, Any]]) 
         elif message.role == "user":
             result.append(HumanMessage(content=_user_content(message)))
         else:
-            for step in iter_steps(message):
-                calls = step.tool_calls
-                requests = [
-                    tool_call(
-                        name=c.tool_name,
-                        args=c.input if isinstance(c.input, dict) else {"input": c.input},
-                        id=c.tool_call_id,
-                    )
-                    for c in calls
-                ]
-                result.append(AIMessage(content=step.text, tool_calls=requests))
-                result.extend(
-                    ToolMessage(
-                        content=json_text(c.output),
-                        tool_call_id=c.tool_call_id,
-                        name=c.tool_name,
-                        status="error" if c.is_error else "success",
-                    )
-                    for c in calls
-                )
+            result.extend(m for step in iter_steps(message) for m in _step_messages(step))
     return result
+
+
+def _step_messages(step: UIStep) -> Iterator[BaseMessage]:
+    """An ``AIMessage`` with the step's text and tool calls, then a ``ToolMessage`` per call."""
+    calls = step.tool_calls
+    args = [c.input if isinstance(c.input, dict) else {"input": c.input} for c in calls]
+    requests = [
+        tool_call(name=c.tool_name, args=a, id=c.tool_call_id) for c, a in zip(calls, args, strict=True)
+    ]
+    yield AIMessage(content=step.text, tool_calls=requests)
+    for c in calls:
+        output, status = json_text(c.output), "error" if c.is_error else "success"
+        yield ToolMessage(content=output, tool_call_id=c.tool_call_id, name=c.tool_name, status=status)

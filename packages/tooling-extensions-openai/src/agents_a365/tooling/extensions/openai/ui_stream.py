@@ -13,13 +13,13 @@ async def agent_stream(request: Request):
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Mapping
 from contextlib import aclosing
 from typing import Any, cast
 
 from agents import Agent, Runner, RunResultStreaming, ToolCallOutputItem, TResponseInputItem
 
-from agents_a365.tooling.ui_stream import ErrorTextFunction, UIMessage, iter_steps, json_text
+from agents_a365.tooling.ui_stream import ErrorTextFunction, UIMessage, UIStep, iter_steps, json_text
 
 from ._ui_stream_convert import OpenAIUIStreamConverter, ToolErrorText, ui_tool_error_function
 
@@ -102,23 +102,15 @@ def ui_messages_to_openai_input(
         elif message.role == "user":
             items.append(_user_item(message))
         else:
-            for step in iter_steps(message):
-                if step.text:
-                    items.append({"role": "assistant", "content": step.text})
-                for c in step.tool_calls:
-                    items.append(
-                        {
-                            "type": "function_call",
-                            "call_id": c.tool_call_id,
-                            "name": c.tool_name,
-                            "arguments": json_text(c.input),
-                        }
-                    )
-                    items.append(
-                        {
-                            "type": "function_call_output",
-                            "call_id": c.tool_call_id,
-                            "output": json_text(c.output),
-                        }
-                    )
+            items.extend(item for step in iter_steps(message) for item in _step_items(step))
     return cast(list[TResponseInputItem], items)
+
+
+def _step_items(step: UIStep) -> Iterator[dict[str, Any]]:
+    """An assistant message with the step's text, then a ``function_call`` and its output per tool call."""
+    if step.text:
+        yield {"role": "assistant", "content": step.text}
+    for c in step.tool_calls:
+        call = c.tool_call_id
+        yield {"type": "function_call", "call_id": call, "name": c.tool_name, "arguments": json_text(c.input)}
+        yield {"type": "function_call_output", "call_id": call, "output": json_text(c.output)}
