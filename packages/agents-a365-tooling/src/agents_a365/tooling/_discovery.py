@@ -176,10 +176,8 @@ class Discovery(ServicePart):
             logger.warning("no turn: MCP servers %s (own audience) get no token", unsent)
         exchanges = (exchange(scope, tuple(names[scope])) for scope in v2_scopes if turn.context is not None)
         v2_tokens: list[str | None] = [*await asyncio.gather(*exchanges)] or [None] * len(v2_scopes)
-        tokens: dict[str, str | None] = {
-            platform_scope: auth_token,
-            **dict(zip(v2_scopes, v2_tokens, strict=True)),
-        }
+        tokens: dict[str, str | None] = dict(zip(v2_scopes, v2_tokens, strict=True))
+        tokens[platform_scope] = auth_token
         # Built once per token, not once per server.
         by_scope = {scope: headers(auth_token=tokens[scope], identity_token=auth_token) for scope in names}
         return [(server, by_scope[scope]) for server, scope in zip(listed, scopes, strict=True)]

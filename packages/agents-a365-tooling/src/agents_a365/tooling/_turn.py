@@ -64,9 +64,7 @@ class Turn:
 
 
 def _text(value: Any) -> str | None:
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    return None
+    return value.strip() if isinstance(value, str) and value.strip() else None
 
 
 def _first(*values: Any) -> str | None:

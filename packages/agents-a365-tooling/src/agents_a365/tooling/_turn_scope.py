@@ -46,11 +46,8 @@ class TurnScope:
     def __init__(self, service: McpToolServerConfigurationService, turn_context: Any, *args: Any) -> None:
         if getattr(turn_context, "activity", None) is None:
             raise ValueError("turn_context is required (a hosting-core TurnContext with an activity)")
-        self.service, self.turn_context, self.args = (
-            service,
-            turn_context,
-            (*args, None, None, None, None)[:4],
-        )
+        self.service, self.turn_context = service, turn_context
+        self.args = (*args, None, None, None, None)[:4]
         """``args``: authorization, auth_handler_name, auth_token, options (as ``list_tool_servers`` takes them)."""
         self.identity = read_turn(turn_context).guarded
         self._resolved: tuple[dict[str, MCPServerConfig], float] | None = None
@@ -108,9 +105,7 @@ class CallTime:
         current = _current.get()
         known = [s for s in (current, self.registered) if s is not None]
         turn = (
-            context
-            if getattr(context, "activity", None) is not None
-            else getattr(context, "turn_context", None)
+            getattr(context, "turn_context", None) if getattr(context, "activity", None) is None else context
         )
         if turn is None and isinstance(context, TurnIdentity):  # an identity alone: a known turn it names
             if found := [s for s in known if _who(s.identity) == _who(context)]:

@@ -37,9 +37,8 @@ class McpAgent:
         self, tools: AgentTools, agent_options: Mapping[str, Any], agent_factory: AgentFactory
     ) -> None:
         self._tools, self._options, self.agent_factory = tools, dict(agent_options), agent_factory
-        self._graphs: dict[
-            str | None, tuple[Mapping[str, Any], Any]
-        ] = {}  # per agent identity: (union, graph)
+        # Per agent identity: (union, graph).
+        self._graphs: dict[str | None, tuple[Mapping[str, Any], Any]] = {}
         self._lock = asyncio.Lock()
         self.builds = 0
         """How many graphs were built so far (one per agent identity and change of its tools)."""

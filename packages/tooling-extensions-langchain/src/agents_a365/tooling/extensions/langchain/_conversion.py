@@ -112,9 +112,8 @@ def read_message(message: Any) -> tuple[Any, Any, Any, Any] | None:
     if type(message) in _PLAIN:
         content, kind = getattr(message, "content", None), getattr(message, "type", None)
         if type(content) is str and type(kind) is str and kind in ROLE_BY_TYPE:
-            return (
-                (ROLE_BY_TYPE[kind], content, getattr(message, "id", None), None) if content.strip() else None
-            )
+            ident = getattr(message, "id", None)
+            return (ROLE_BY_TYPE[kind], content, ident, None) if content.strip() else None
     return _read(message)
 
 

@@ -163,10 +163,8 @@ class McpToolRegistrationService(ChatHistorySends):
         # Named across servers once, at conversion; a merge renames only a clash with the agent's own tools.
         mcp_names = {name: [d.name for d in defs] for name, (_, defs) in by_name.items()}
         names = resolve_tool_names((), mcp_names)
-        calltime, pool = (
-            CallTime(core, authorization, auth_handler_name, options, registered=scope),
-            core.session_pool,
-        )
+        calltime = CallTime(core, authorization, auth_handler_name, options, registered=scope)
+        pool = core.session_pool
         tools = {
             name: await to_langchain(defs, name, s.url, calltime, names=names[name], exited=exited, pool=pool)
             for name, (s, defs) in by_name.items()

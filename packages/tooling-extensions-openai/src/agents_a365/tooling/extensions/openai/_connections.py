@@ -27,8 +27,7 @@ SERVER_OPTIONS = frozenset(
 
 def check_server_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
     """``options`` as a dict; ``ValueError`` naming any option the servers do not take."""
-    unknown = set(options or {}) - SERVER_OPTIONS
-    if unknown:
+    if unknown := set(options or {}) - SERVER_OPTIONS:
         raise ValueError(
             f"server_options cannot set {sorted(unknown)}: the servers take {sorted(SERVER_OPTIONS)} "
             "(url, headers and name come from discovery)"

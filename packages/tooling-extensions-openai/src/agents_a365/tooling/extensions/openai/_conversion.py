@@ -12,12 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from agents_a365.tooling import ChatHistoryMessage
-from agents_a365.tooling.extensibility import (
-    PART_SEPARATOR,
-    build_chat_history,
-    convert_native,
-    join_parts,
-)
+from agents_a365.tooling.extensibility import PART_SEPARATOR, build_chat_history, convert_native, join_parts
 
 __all__ = [
     "TOOL_OUTPUT_ROLE",
