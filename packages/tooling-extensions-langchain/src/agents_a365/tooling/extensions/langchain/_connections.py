@@ -20,7 +20,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 
 from langchain_core.tools import BaseTool
-from langchain_mcp_adapters.interceptors import MCPToolCallRequest, MCPToolCallResult, ToolCallInterceptor
+from langchain_mcp_adapters.interceptors import MCPToolCallRequest, MCPToolCallResult
 from langchain_mcp_adapters.sessions import StreamableHttpConnection
 from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
 from mcp.types import Tool as McpTool
@@ -42,49 +42,6 @@ __all__ = ["to_langchain"]
 _CONVERT_BATCH = 100  # tools converted between two yields to the event loop
 
 
-def _intercepted(
-    calltime: CallTime,
-    name: str,
-    definitions: Sequence[McpTool],
-    exited: asyncio.Event | None,
-    pool: McpSessionPool | None,
-) -> ToolCallInterceptor:
-    """The interceptor of every call of server ``name``'s tools: refuses, before anything is sent, a call once
-    ``exited`` is set (its ``mcp_tools`` block is over), where no turn is known (``UnknownTurnError``) and for
-    a user discovery did not give the server (a tool error for the model); else resolves the running turn's
-    config (its user's token for the server's audience), records a GenAI ``execute_tool`` span and makes the
-    call on the core's session pool (structured content checked against the definition's output schema),
-    never calling the adapter's handler (``pool``: a registration's, else the service's at each call). A failure of the call itself forgets that user's cached definitions
-    and scrubs token-shaped text out of the failure; a tool's own error result keeps them.
-    """
-    schemas = {d.name: d.outputSchema for d in definitions if d.outputSchema is not None}
-    core = calltime.service
-
-    async def intercept(
-        request: MCPToolCallRequest, handler: Callable[[MCPToolCallRequest], Awaitable[MCPToolCallResult]]
-    ) -> MCPToolCallResult:
-        if exited is not None and exited.is_set():
-            raise RuntimeError(
-                f"MCP server {name!r}: the tools of an mcp_tools() block cannot be called after it exits"
-            )
-        runtime = request.runtime
-        context = getattr(runtime, "context", None)
-        try:
-            server = await calltime.server(name, context)
-        except ToolServerNotGivenError as exc:
-            return refusal(exc)
-        turn = context if isinstance(context, TurnIdentity) else None
-        call_id = getattr(runtime, "tool_call_id", None)
-        with tool_call_span(name, request.name, call_id, arguments=request.args, turn=turn) as span:
-            schema = schemas.get(request.name)
-            call = (core.session_pool if pool is None else pool).call_tool(
-                server, request.name, request.args, output_schema=schema
-            )
-            return await tool_call_result(call, span, server, core.tool_definitions)
-
-    return intercept
-
-
 async def to_langchain(
     definitions: Sequence[McpTool],
     name: str,
@@ -99,9 +56,42 @@ async def to_langchain(
     prefix, MCP execution errors returned to the model), each call made for the turn it runs in (``calltime``)
     through the core's session pool; each tool named as ``names`` says. Converted in batches: thousands of
     tools never hold the event loop in one step."""
+    schemas = {d.name: d.outputSchema for d in definitions if d.outputSchema is not None}
+    core = calltime.service
+
+    async def intercept(
+        request: MCPToolCallRequest, handler: Callable[[MCPToolCallRequest], Awaitable[MCPToolCallResult]]
+    ) -> MCPToolCallResult:
+        """Every call of the server's tools: refused, before anything is sent, once ``exited`` is set (its
+        ``mcp_tools`` block is over), where no turn is known (``UnknownTurnError``) and for a user discovery did
+        not give the server (a tool error for the model); else the running turn's config (its user's token for
+        the server's audience) is resolved, a GenAI ``execute_tool`` span recorded and the call made on the
+        core's session pool (structured content checked against the definition's output schema), never calling
+        the adapter's handler (``pool``: a registration's, else the service's at each call). A failure of the
+        call itself forgets that user's cached definitions and scrubs token-shaped text out of the failure; a
+        tool's own error result keeps them."""
+        if exited is not None and exited.is_set():
+            raise RuntimeError(
+                f"MCP server {name!r}: the tools of an mcp_tools() block cannot be called after it exits"
+            )
+        runtime = request.runtime
+        context = getattr(runtime, "context", None)
+        try:
+            server = await calltime.server(name, context)
+        except ToolServerNotGivenError as exc:
+            return refusal(exc)
+        turn = context if isinstance(context, TurnIdentity) else None
+        call_id = getattr(runtime, "tool_call_id", None)
+        with tool_call_span(name, request.name, call_id, arguments=request.args, turn=turn) as span:
+            pooled = core.session_pool if pool is None else pool
+            call = pooled.call_tool(
+                server, request.name, request.args, output_schema=schemas.get(request.name)
+            )
+            return await tool_call_result(call, span, server, core.tool_definitions)
+
     # The interceptor makes every call, so the adapter never connects: it is only told where the server is.
     connection = StreamableHttpConnection(transport="streamable_http", url=url)
-    interceptors = [_intercepted(calltime, name, definitions, exited, pool)]
+    interceptors = [intercept]
     tools: list[BaseTool] = []
     for index, (definition, exposed) in enumerate(zip(definitions, names, strict=True)):
         if index and not index % _CONVERT_BATCH:

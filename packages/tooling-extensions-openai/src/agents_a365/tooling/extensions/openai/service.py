@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import inspect
 import logging
 import weakref
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, Final, TypeVar
 
 from agents import Agent, RunContextWrapper, default_tool_error_function
-from agents.mcp import MCPUtil
+from agents.mcp import MCPServer, MCPUtil
 
 from agents_a365.runtime import AuthorizationLike, TurnContextLike
 from agents_a365.tooling.extensibility import (
@@ -19,12 +20,12 @@ from agents_a365.tooling.extensibility import (
     CallTime,
     keyword_aliases,
     list_servers,
+    resolve_tool_names,
     unique_servers,
 )
 from agents_a365.tooling.extension_base import require
 
 from ._agent_servers import A365AgentServers
-from ._connections import build_servers, check_server_options, server_url
 from ._history_sends import ChatHistorySends
 from ._server import A365MCPServer
 
@@ -36,6 +37,13 @@ ORCHESTRATOR_NAME: Final = "OpenAI"
 """Sent in ``User-Agent`` on every request this extension makes."""
 
 TContext = TypeVar("TContext")
+
+# What ``server_options`` may set: ``MCPServer``'s own arguments (those of the installed openai-agents)
+# and the two ``MCPServerStreamableHttp`` ones the server implements.
+SERVER_OPTIONS = frozenset(
+    {"cache_tools_list", "tool_filter"}
+    | {n for n in inspect.signature(MCPServer.__init__).parameters if n != "self"}
+)
 
 
 class McpToolRegistrationService(ChatHistorySends):
@@ -151,7 +159,11 @@ class McpToolRegistrationService(ChatHistorySends):
         """
         require(agent, "agent")
         require(turn_context, "turn_context")
-        options = check_server_options(server_options)
+        if unknown := set(server_options or {}) - SERVER_OPTIONS:
+            raise ValueError(
+                f"server_options cannot set {sorted(unknown)}: the servers take {sorted(SERVER_OPTIONS)} "
+                "(url, headers and name come from discovery)"
+            )
         existing = [s for s in agent.mcp_servers or [] if not isinstance(s, A365MCPServer)]
         if replaced := [s.name for s in agent.mcp_servers or [] if isinstance(s, A365MCPServer)]:
             logger.debug("replacing the Agent 365 MCP servers of an earlier turn: %s", ", ".join(replaced))
@@ -167,7 +179,15 @@ class McpToolRegistrationService(ChatHistorySends):
             core.list_mcp_tools, configs, skip_unreachable=skip_unreachable, cache=core.tool_definitions
         )
         calltime = CallTime(core, authorization, auth_handler_name, tool_options, registered=scope)
-        servers = build_servers(listed, own_tools=agent.tools, core=core, options=options, calltime=calltime)
+        # A tool name clashing with another tool (the agent's own, or another server's) is exposed under the
+        # tooling core's rule.
+        own = [name for name in (getattr(t, "name", None) for t in agent.tools) if isinstance(name, str)]
+        exposed = resolve_tool_names(own, {c.mcp_server_name: [t.name for t in tools] for c, tools in listed})
+        pool, cache = core.session_pool, core.tool_definitions  # the pool read once: it reads the settings
+        server = functools.partial(
+            A365MCPServer, pool=pool, tool_cache=cache, calltime=calltime, **(server_options or {})
+        )
+        servers = [server(config=c, tools=t, exposed_names=exposed[c.mcp_server_name]) for c, t in listed]
         self._servers.update(servers)
         names = ", ".join(s.name for s in servers) or "none"
         logger.info("added MCP servers to agent %r: %s (%d discovered)", agent.name, names, len(discovered))
@@ -231,3 +251,10 @@ async def _with_function_tools(agent: Agent[TContext], servers: list[A365MCPServ
         *(MCPUtil.to_function_tool(t, s, strict, clone, failure) for s, t in offered),
     ]
     return clone
+
+
+def server_url(server: MCPServer) -> str | None:
+    """The URL of an HTTP-based SDK server (ours, streamable HTTP or SSE), else ``None``."""
+    params = getattr(server, "params", None)
+    url = params.get("url") if isinstance(params, Mapping) else getattr(server, "url", None)
+    return url if isinstance(url, str) and url.strip() else None
