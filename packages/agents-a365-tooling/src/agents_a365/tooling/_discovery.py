@@ -32,12 +32,12 @@ from ._turn import Turn, TurnKey
 from ._urls import path_segment, validate_server_name, validate_token_url
 from .constants import PLATFORM_APP_ID
 from .errors import ToolServerDiscoveryError
-from .headers import build_request_headers
+from .headers import request_headers
 from .models import MCPServerConfig, ToolingManifestEntry, ToolOptions
 
 logger = logging.getLogger("agents_a365.tooling.service")  # the name users already filter on
 
-_Headers = Callable[..., dict[str, str]]  # build_request_headers for this turn and options
+_Headers = Callable[..., dict[str, str]]  # request_headers for this turn and options
 _Listed = tuple[MCPServerConfig, dict[str, str]]  # a server and the headers to connect with
 
 
@@ -99,12 +99,7 @@ class Discovery(ServicePart):
             elif auth_token is not None:
                 logger.debug("auth_token is not a JWT: sent as given, no expiry known")
                 auth_token = strip_bearer(auth_token)
-            headers = functools.partial(
-                build_request_headers,
-                turn,
-                orchestrator_name=options.orchestrator_name if options else None,
-                distribution=options.distribution if options else None,
-            )
+            headers = functools.partial(request_headers, turn, options)
             if manifest:
                 listed = await self._from_manifest(auth_token, headers)
             else:

@@ -22,6 +22,8 @@ from typing import Any, NamedTuple
 
 from pydantic import OnErrorOmit, TypeAdapter
 
+from agents_a365.runtime import require
+
 from .models import ChatHistoryMessage, as_utc
 
 __all__ = [
@@ -78,16 +80,13 @@ def join_parts(texts: Iterable[str]) -> str | None:
 
 def check_limit(limit: Any) -> int | None:
     """``limit`` as given, or ``ValueError`` unless it is ``None`` or a non-negative ``int``."""
-    if limit is None:
-        return None
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise ValueError("limit must be a non-negative integer")
     return limit
 
 
 def _snapshot(messages: Any) -> list[Any]:
-    if messages is None:
-        raise ValueError("messages is required")
+    require(messages, "messages")
     if isinstance(messages, str | bytes | bytearray | Mapping) or not isinstance(messages, Iterable):
         raise ValueError("messages must be a sequence of messages")
     try:

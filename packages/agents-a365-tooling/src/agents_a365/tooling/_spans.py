@@ -108,9 +108,8 @@ class _Live(ToolCallSpan):
         self._metric = {**self._metric, "error.type": error_type}
         if self._span is not None:
             self._span.set_attribute("error.type", error_type)
-            self._span.set_status(
-                _trace.Status(_trace.StatusCode.ERROR, scrub(description) if description else None)
-            )
+            status = _trace.Status(_trace.StatusCode.ERROR, scrub(description) if description else None)
+            self._span.set_status(status)
 
     def fail_with(self, exc: BaseException) -> None:
         first = leaf(exc)

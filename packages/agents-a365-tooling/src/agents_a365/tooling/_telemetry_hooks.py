@@ -98,10 +98,8 @@ def _address(url: str | None) -> Mapping[str, Any]:
     if not url:
         return {}
     parts = urlsplit(url)
-    return {
-        "server.address": parts.hostname,
-        "server.port": parts.port or (443 if parts.scheme == "https" else 80),
-    }
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return {"server.address": parts.hostname, "server.port": port}
 
 
 def cache_lookup(cache: str, *, hit: bool) -> None:

@@ -23,7 +23,7 @@ from ._telemetry_hooks import SendTelemetry
 from ._turn import Turn
 from .constants import CHAT_HISTORY_PATH
 from .errors import ChatHistorySendError
-from .headers import build_request_headers
+from .headers import request_headers
 from .models import ChatHistoryMessage, ChatMessageRequest, ToolOptions, as_utc
 
 logger = logging.getLogger("agents_a365.tooling.service")
@@ -65,11 +65,7 @@ class ThreatProtection(ServicePart):
         body, record = _request_body(turn, chat_history_messages)
         if self.closed:
             return _undelivered(record, "the service is closed")
-        headers = build_request_headers(
-            turn,
-            orchestrator_name=options.orchestrator_name if options else None,
-            distribution=options.distribution if options else None,
-        )
+        headers = request_headers(turn, options)
         headers["Content-Type"] = "application/json"
         url = f"{self.configuration.mcp_platform_endpoint}{CHAT_HISTORY_PATH}"
         self._on_running_loop()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from typing import Any
 from urllib.parse import quote
 
 from agents_a365.runtime import TurnContextLike, get_agent_id_from_token, get_application_name
@@ -11,6 +12,7 @@ from agents_a365.runtime import get_user_agent_header as _user_agent
 
 from ._turn import Turn, read_turn
 from .constants import Headers
+from .models import ToolOptions
 
 __all__ = ["TOOLING_DISTRIBUTION", "build_request_headers", "clean_header_value", "resolve_agent_id_header"]
 
@@ -66,10 +68,7 @@ def build_request_headers(
     headers: dict[str, str] = {}
 
     def put(name: str, value: object) -> None:
-        if value is None:
-            return
-        cleaned = clean_header_value(value)
-        if cleaned:
+        if value is not None and (cleaned := clean_header_value(value)):
             headers[name] = cleaned
 
     if auth_token:
@@ -83,3 +82,11 @@ def build_request_headers(
         put(Headers.CORRELATION_ID, turn.message_id)
         headers.setdefault(Headers.CORRELATION_ID, str(uuid.uuid4()))  # no id, or one cleaned to nothing
     return headers
+
+
+def request_headers(turn: Turn, options: ToolOptions | None, **fields: Any) -> dict[str, str]:
+    """:func:`build_request_headers` for ``turn`` with the orchestrator name and distribution of ``options``
+    (the service's parts: discovery, threat protection)."""
+    if options is not None:
+        fields.update(orchestrator_name=options.orchestrator_name, distribution=options.distribution)
+    return build_request_headers(turn, **fields)

@@ -107,14 +107,8 @@ def iter_steps(message: UIMessage) -> Iterator[UIStep]:
             text.append(part.text)
         elif part.is_tool and part.state in _TERMINAL_TOOL_STATES and part.tool_call_id:
             is_error = part.state == "output-error"
-            calls.append(
-                UIToolCall(
-                    tool_call_id=part.tool_call_id,
-                    tool_name=part.resolved_tool_name,
-                    input=part.input if part.input is not None else {},
-                    output=part.error_text if is_error else part.output,
-                    is_error=is_error,
-                )
-            )
+            given = part.input if part.input is not None else {}
+            output = part.error_text if is_error else part.output
+            calls.append(UIToolCall(part.tool_call_id, part.resolved_tool_name, given, output, is_error))
     if text or calls:
         yield UIStep("".join(text), tuple(calls))

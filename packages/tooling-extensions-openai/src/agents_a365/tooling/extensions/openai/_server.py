@@ -255,9 +255,8 @@ class A365MCPServer(NotesTurn):
     ) -> CallToolResult:
         self._refuse_if_closed()  # before the span: a refused call is not a failed one (the cache stays)
         name = self._originals.get(tool_name, tool_name)
-        return await self._call_for_turn(
-            self.name, tool_name, name, arguments, meta, self._output_schemas.get(name)
-        )
+        schema = self._output_schemas.get(name)
+        return await self._call_for_turn(self.name, tool_name, name, arguments, meta, schema)
 
     # -- prompts and resources: straight to the session ------------------------------------------
     async def _session(self, operation: Callable[[ClientSession], Awaitable[T]]) -> T:
