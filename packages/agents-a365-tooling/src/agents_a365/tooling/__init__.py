@@ -23,13 +23,7 @@ from .errors import (
 )
 from .headers import build_request_headers, clean_header_value, resolve_agent_id_header
 from .mcp_http import mcp_http_client_factory, shared_ssl_context
-from .models import (
-    ChatHistoryMessage,
-    ChatMessageRequest,
-    MCPServerConfig,
-    ToolingManifestEntry,
-    ToolOptions,
-)
+from .models import ChatHistoryMessage, ChatMessageRequest, MCPServerConfig, ToolingManifestEntry, ToolOptions
 from .service import McpToolServerConfigurationService
 
 __all__ = [

@@ -59,9 +59,7 @@ def stream_langgraph_agent(
     ``updates`` for models that do not stream.
     """
     agent_stream = agent.astream(
-        {"messages": ui_messages_to_langchain(messages)},
-        config=config,
-        stream_mode=["messages", "updates"],
+        {"messages": ui_messages_to_langchain(messages)}, config=config, stream_mode=["messages", "updates"]
     )
     return stream_langgraph(agent_stream, message_id=message_id, on_error=on_error)
 

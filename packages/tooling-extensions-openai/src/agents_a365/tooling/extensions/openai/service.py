@@ -40,10 +40,8 @@ TContext = TypeVar("TContext")
 
 # What ``server_options`` may set: ``MCPServer``'s own arguments (those of the installed openai-agents)
 # and the two ``MCPServerStreamableHttp`` ones the server implements.
-SERVER_OPTIONS = frozenset(
-    {"cache_tools_list", "tool_filter"}
-    | {n for n in inspect.signature(MCPServer.__init__).parameters if n != "self"}
-)
+_PARAMETERS = inspect.signature(MCPServer.__init__).parameters
+SERVER_OPTIONS = frozenset(_PARAMETERS) - {"self"} | {"cache_tools_list", "tool_filter"}
 
 
 class McpToolRegistrationService(ChatHistorySends):
@@ -114,9 +112,8 @@ class McpToolRegistrationService(ChatHistorySends):
         cannot be listed is left out of the turn with a WARNING (``skip_unreachable=False``: raised).
         ``server_options``: ``MCPServer``'s keyword arguments (``require_approval``, ``use_structured_content``…).
         """
-        calltime = CallTime(
-            self.configuration_service, authorization, auth_handler_name, self.tool_options(None)
-        )
+        core, options = self.configuration_service, self.tool_options(None)
+        calltime = CallTime(core, authorization, auth_handler_name, options)
         return A365AgentServers(AgentTools(calltime, skip_unreachable=skip_unreachable), **server_options)
 
     @keyword_aliases(auth="authorization", context="turn_context")  # Microsoft's keywords
@@ -246,10 +243,8 @@ async def _with_function_tools(agent: Agent[TContext], servers: list[A365MCPServ
     failure = clone.mcp_config.get("failure_error_function", default_tool_error_function)
     found = await asyncio.gather(*(s.list_tools(RunContextWrapper(context=None), clone) for s in servers))
     offered = [(s, t) for s, tools in zip(servers, found, strict=True) for t in tools]
-    clone.tools = [
-        *clone.tools,
-        *(MCPUtil.to_function_tool(t, s, strict, clone, failure) for s, t in offered),
-    ]
+    converted = [MCPUtil.to_function_tool(t, s, strict, clone, failure) for s, t in offered]
+    clone.tools = [*clone.tools, *converted]
     return clone
 
 
