@@ -1,26 +1,29 @@
-"""Shared plumbing of the benchmarks: the emulator process, Microsoft's baseline worker, turns, stats.
+"""Shared plumbing of the benchmarks: the command line and the report, the emulator process, Microsoft's
+baseline worker, turns, CPU from ``/proc``.
 
-The emulator runs in its own process (``python -m agents_a365.emulator``) so that neither side pays for
-the server's CPU on its own event loop, and both our code and Microsoft's (another process, its own
-venv) talk to the same emulator over real HTTP. Latency is the emulator's fault injection
-(``Fault(latency_ms=...)`` on the ``gateway``, ``mcp`` and ``rtp`` routes).
+The emulator runs in its own process (``python -m agents_a365.emulator``) so that no side pays for the
+server's CPU on its own event loop, and our code and Microsoft's (another process, its own venv) talk to the
+same emulator over real HTTP. Latency is the emulator's fault injection (``Fault(latency_ms=...)`` on the
+``gateway``, ``mcp`` and ``rtp`` routes).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import re
 import secrets
-import socket
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -37,9 +40,11 @@ MS_VENV = ROOT / ".bench-venv" / "ms"
 MS_PACKAGES = (
     "microsoft-agents-a365-tooling-extensions-openai==2.0.0",
     "microsoft-agents-a365-runtime==2.0.0",
+    "microsoft-agents-hosting-aiohttp",  # Microsoft's host (_ms.py host); resolved with their hosting-core
 )
 LATENCY_MS = 20.0
 SERVER_COUNTS = (1, 4, 8, 16, 32)
+ROUTES = ("gateway", "mcp", "rtp")
 
 
 def proc_cpu(pid: int) -> float | None:
@@ -57,7 +62,42 @@ def agent_id_for(n: int) -> str:
     return f"00000000-0000-4000-8000-{n:012d}"
 
 
-# -- stats and reporting ------------------------------------------------------------------------------------
+def make_turn(agent_id: str, user: str = "user-1", text: str = "What is on my calendar?") -> TurnContext:
+    """A real hosting-core turn for an agentic recipient (the emulator's helper, as the tests use)."""
+    return make_turn_context(agentic_app_id=agent_id, user_id=user, text=text)
+
+
+# -- the command line and the report -------------------------------------------------------------------------
+
+
+def start(title: str, argv: Sequence[str] | None = None, **options: Any) -> argparse.Namespace:
+    """A bench's flags, its log level and the report's header. Each option is ``--name`` (``_`` -> ``-``), typed
+    by its default: a bool is a switch, a list repeatable, ``None`` a string."""
+    main = sys.modules["__main__"]
+    parser = argparse.ArgumentParser(
+        description=main.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    for name, default in options.items():
+        flag = "--" + name.replace("_", "-")
+        if isinstance(default, bool):
+            parser.add_argument(flag, action="store_true")
+        elif isinstance(default, list):
+            parser.add_argument(flag, action="append", default=[])
+        else:
+            parser.add_argument(flag, type=str if default is None else type(default), default=default)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.ERROR)
+    header(title)
+    return args
+
+
+def header(title: str) -> None:
+    one, five, _ = os.getloadavg()
+    script = Path(sys.argv[0]).resolve()
+    where = script.relative_to(ROOT) if script.is_relative_to(ROOT) else script
+    load = f"{os.cpu_count()} cores, load average {one:.2f} (1 min) / {five:.2f} (5 min)"
+    print(f"# {title}\ndate {date.today().isoformat()}  |  {load}  |  python {sys.version.split()[0]}")
+    print(f"command: uv run python {where} {' '.join(sys.argv[1:])}".rstrip() + "\n")
 
 
 def median(values: Sequence[float]) -> float:
@@ -72,26 +112,27 @@ def verdict(ok: bool) -> str:
     return "PASS" if ok else "MISS"
 
 
-def machine_load() -> str:
-    one, five, _ = os.getloadavg()
-    return f"{os.cpu_count()} cores, load average {one:.2f} (1 min) / {five:.2f} (5 min)"
-
-
-def header(title: str, command: str) -> None:
-    print(f"# {title}")
-    print(f"date {date.today().isoformat()}  |  {machine_load()}  |  python {sys.version.split()[0]}")
-    print(f"command: {command}")
-    print()
-
-
-def table(rows: list[list[str]], head: list[str]) -> None:
+def table(rows: Sequence[Sequence[Any]], head: Sequence[str]) -> None:
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)) + " |"
-    print(line)
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)) + " |")
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for r in rows:
         print("| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) + " |")
     print()
+
+
+def check(
+    target: str, what: str, value: float, limit: float | None = None, at_least: bool = False
+) -> list[str]:
+    """A row of :func:`checks`: ``value`` against ``limit`` (at most, or ``at_least``); no limit = information."""
+    if limit is None:
+        return [target, what, f"{value:.2f}", "(info)", ""]
+    ok = value >= limit if at_least else value <= limit
+    return [target, what, f"{value:.2f}", f"{'>=' if at_least else '<='} {limit:g}", verdict(ok)]
+
+
+def checks(rows: Sequence[Sequence[Any]]) -> None:
+    table(rows, ["target", "measure (same run)", "value", "target", ""])
 
 
 @dataclass
@@ -105,14 +146,6 @@ class Samples:
         return median(self.values.get(key, []))
 
 
-# -- turns ---------------------------------------------------------------------------------------------------
-
-
-def make_turn(agent_id: str, user: str = "user-1", text: str = "What is on my calendar?") -> TurnContext:
-    """A real hosting-core turn for an agentic recipient (the emulator's helper, as the tests use)."""
-    return make_turn_context(agentic_app_id=agent_id, user_id=user, text=text)
-
-
 # -- the emulator process ------------------------------------------------------------------------------------
 
 
@@ -121,6 +154,10 @@ class EmulatorProcess:
     base_url: str
     secret: str
     process: subprocess.Popen[str]
+
+    @property
+    def port(self) -> int:
+        return int(self.base_url.rsplit(":", 1)[1])
 
     @property
     def issuer(self) -> TokenIssuer:
@@ -137,16 +174,33 @@ class EmulatorProcess:
         response.raise_for_status()
         return response.json() if response.content else None
 
-    def set_latency(self, latency_ms: float, routes: Sequence[str] = ("gateway", "mcp", "rtp")) -> None:
+    def set_latency(self, latency_ms: float, routes: Sequence[str] = ROUTES) -> None:
         for route in routes:
             if latency_ms:
                 self.control("PUT", f"/faults/{route}", {"latency_ms": latency_ms})
             else:
                 self.control("DELETE", f"/faults/{route}")
 
-    @property
-    def port(self) -> int:
-        return int(self.base_url.rsplit(":", 1)[1])
+    @contextlib.contextmanager
+    def stopped(self) -> Iterator[None]:
+        """The emulator stopped (SIGSTOP: its kernel still accepts connections, nothing answers) until the
+        block ends; continued (SIGCONT) however it ends."""
+        os.kill(self.process.pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.process.pid, signal.SIGCONT)
+
+    @contextlib.contextmanager
+    def faulted(self, route: str, **fault: Any) -> Iterator[None]:
+        """A fault on ``route`` (e.g. ``mcp:notes_8``, ``latency_ms=3_600_000``: a server that stops answering)
+        until the block ends."""
+        self.control("PUT", f"/faults/{route}", fault)
+        try:
+            yield
+        finally:
+            self.control("DELETE", f"/faults/{route}")
 
 
 @contextlib.contextmanager
@@ -155,61 +209,50 @@ def emulator_process(
     latency_ms: float = LATENCY_MS,
     counts: Sequence[int] = SERVER_COUNTS,
 ) -> Iterator[EmulatorProcess]:
-    """The emulator CLI in a child process: ``notes_1..notes_<n>`` (V1), each agent id of
-    :func:`agent_id_for` mapped to the first ``n`` of them, ``latency_ms`` on gateway, MCP and RTP."""
+    """The emulator CLI in a child process: ``notes_1..notes_<n>`` (each agent id of :func:`agent_id_for` mapped
+    to the first ``n`` of them; ``notes_servers=0``: the emulator's default servers and agent), ``latency_ms`` on
+    gateway, MCP and RTP."""
     secret = secrets.token_urlsafe(32)
-    config = EmulatorConfig(
-        servers=[ServerConfig(name=f"notes_{i}", kind="notes") for i in range(1, notes_servers + 1)],
-        agents={agent_id_for(n): [f"notes_{i}" for i in range(1, n + 1)] for n in counts},
-        token_secret=secret,
-        max_recorded_requests=1000,
-    )
+    config = EmulatorConfig(token_secret=secret, max_recorded_requests=1000)
+    if notes_servers:
+        config.servers = [ServerConfig(name=f"notes_{i}", kind="notes") for i in range(1, notes_servers + 1)]
+        config.agents = {agent_id_for(n): [f"notes_{i}" for i in range(1, n + 1)] for n in counts}
     data = config.model_dump(mode="json")
-    if latency_ms:
-        data["faults"] = {route: {"latency_ms": latency_ms} for route in ("gateway", "mcp", "rtp")}
+    data["faults"] = {route: {"latency_ms": latency_ms} for route in ROUTES} if latency_ms else {}
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(data, f)
-        path = f.name
+    command = [sys.executable, "-m", "agents_a365.emulator", "--port", "0", "--config", f.name]
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "agents_a365.emulator",
-            "--port",
-            "0",
-            "--config",
-            path,
-            "--log-level",
-            "error",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
+        [*command, "--log-level", "error"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
     )
     try:
         assert process.stdout is not None
-        base_url = None
-        deadline = time.monotonic() + 30
+        deadline, base_url = time.monotonic() + 30, None
         while base_url is None and time.monotonic() < deadline:
             line = process.stdout.readline()
             if not line:
                 raise RuntimeError("the emulator exited before printing its URL")
-            match = re.search(r"running at (http://\S+)", line)
-            if match:
-                base_url = match.group(1)
+            base_url = (match := re.search(r"running at (http://\S+)", line)) and match.group(1)
         if base_url is None:
             raise RuntimeError("the emulator did not start")
         yield EmulatorProcess(base_url, secret, process)
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
-        os.unlink(path)
+        end(process)
+        os.unlink(f.name)
+
+
+def end(process: subprocess.Popen[Any], grace: float = 10) -> None:
+    """Terminate ``process`` (kill it after ``grace`` seconds) and close its pipes."""
+    process.terminate()
+    try:
+        process.wait(grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    for pipe in (process.stdin, process.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
 
 
 # -- Microsoft's baseline ------------------------------------------------------------------------------------
@@ -218,43 +261,33 @@ def emulator_process(
 def ms_python() -> Path:
     """The baseline venv's python, created on first use with ``uv`` (PyPI)."""
     python = MS_VENV / "bin" / "python"
-    probe = [str(python), "-c", "import microsoft_agents_a365.tooling.extensions.openai, jwt"]
-    if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
+    imports = "import microsoft_agents_a365.tooling.extensions.openai, microsoft_agents.hosting.aiohttp, jwt"
+    if python.exists() and subprocess.run([str(python), "-c", imports], capture_output=True).returncode == 0:
         return python
-    print(
-        f"(creating the baseline venv {MS_VENV.relative_to(ROOT)} with {', '.join(MS_PACKAGES)})", flush=True
-    )
-    subprocess.run([os.environ.get("UV", "uv"), "venv", "-q", "--python", "3.11", str(MS_VENV)], check=True)
-    subprocess.run(
-        [os.environ.get("UV", "uv"), "pip", "install", "-q", "--python", str(python), *MS_PACKAGES],
-        check=True,
-    )
+    print(f"(creating the baseline venv {MS_VENV.relative_to(ROOT)}: {', '.join(MS_PACKAGES)})", flush=True)
+    uv = os.environ.get("UV", "uv")
+    if not python.exists():
+        subprocess.run([uv, "venv", "-q", "--python", "3.11", str(MS_VENV)], check=True)
+    subprocess.run([uv, "pip", "install", "-q", "--python", str(python), *MS_PACKAGES], check=True)
     return python
 
 
+def ms_env(emulator: EmulatorProcess) -> dict[str, str]:
+    """The environment of a process of Microsoft's SDK against ``emulator`` (``_ms.py``)."""
+    env = {k: v for k, v in os.environ.items() if k not in {"PYTHON_ENVIRONMENT", "OPENAI_API_KEY"}}
+    env.update(MCP_PLATFORM_ENDPOINT=emulator.base_url, ENVIRONMENT="Production", PYTHONPATH="")
+    return env | {"BENCH_TOKEN_SECRET": emulator.secret, "PYTHONUNBUFFERED": "1"}
+
+
 class MsWorker:
-    """Microsoft's SDK in a subprocess, driven one JSON command at a time (see ``_ms_worker.py``)."""
+    """Microsoft's SDK in a subprocess, driven one JSON command at a time (``_ms.py worker``)."""
 
     def __init__(self, emulator: EmulatorProcess) -> None:
-        env = {
-            k: v for k, v in os.environ.items() if k not in {"PYTHON_ENVIRONMENT", "ASPNETCORE_ENVIRONMENT"}
-        }
-        env.update(
-            MCP_PLATFORM_ENDPOINT=emulator.base_url,
-            ENVIRONMENT="Production",
-            BENCH_TOKEN_SECRET=emulator.secret,
-            PYTHONPATH="",
-        )
-        self.process = subprocess.Popen(
-            [str(ms_python()), str(BENCH_DIR / "_ms_worker.py")],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-            text=True,
-        )
-        ready = self._read()
-        if not ready.get("ready"):
-            raise RuntimeError(f"baseline worker failed to start: {ready}")
+        command = [str(ms_python()), str(BENCH_DIR / "_ms.py"), "worker"]
+        pipe = subprocess.PIPE
+        self.process = subprocess.Popen(command, stdin=pipe, stdout=pipe, env=ms_env(emulator), text=True)
+        if not self._read().get("ready"):
+            raise RuntimeError("baseline worker failed to start")
 
     def _read(self) -> dict[str, Any]:
         assert self.process.stdout is not None
@@ -274,19 +307,6 @@ class MsWorker:
             raise RuntimeError(f"baseline {op} failed: {result['error']}")
         return result
 
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            assert self.process.stdin is not None
-            self.process.stdin.write(json.dumps({"op": "quit"}) + "\n")
-            self.process.stdin.close()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
-
 
 @contextlib.asynccontextmanager
 async def ms_worker(emulator: EmulatorProcess) -> AsyncIterator[MsWorker]:
@@ -294,26 +314,4 @@ async def ms_worker(emulator: EmulatorProcess) -> AsyncIterator[MsWorker]:
     try:
         yield worker
     finally:
-        await asyncio.to_thread(worker.close)
-
-
-# -- TCP connection counting ---------------------------------------------------------------------------------
-
-_connects = 0
-_hooked = False
-
-
-def _audit(event: str, args: tuple[Any, ...]) -> None:
-    global _connects
-    if event == "socket.connect" and isinstance(args[0], socket.socket) and args[0].family == socket.AF_INET:
-        _connects += 1
-
-
-def tcp_connects() -> Callable[[], int]:
-    """A counter of the TCP connections this process opens (``socket.connect`` audit events)."""
-    global _hooked
-    if not _hooked:
-        sys.addaudithook(_audit)
-        _hooked = True
-    start = _connects
-    return lambda: _connects - start
+        await asyncio.to_thread(end, worker.process)

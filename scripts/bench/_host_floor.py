@@ -1,20 +1,17 @@
 """The floor of the host benchmark: the same hosted turn with no Agent 365 SDK.
 
-Per user, on the first turn: the gateway's server list (one GET with raw aiohttp), then one MCP session
-per server with the raw ``mcp`` client (``initialize`` and ``tools/list``), opened concurrently and
-**kept** for the user's later turns (each session lives in an owner task of its own, as anyio requires;
-one ``httpx.AsyncClient`` per user, on one TLS context). Tokens are taken as given (minted once per
-user with the emulator's issuer). Each turn builds the orchestrator's tools from the kept sessions (the
-LangChain adapter's converter; a plain ``FunctionTool`` for the Agents SDK), runs the same scripted
-model, replies, and POSTs the history to threat protection with raw aiohttp. What is left is the
-orchestrators, hosting-core and the network: a floor the SDK cannot go under.
+Per user, on the first turn: the gateway's server list (one GET with raw aiohttp), then one MCP session per server
+with the raw ``mcp`` client (``initialize`` and ``tools/list``), opened concurrently and **kept** for the user's
+later turns (each session lives in an owner task of its own, as anyio requires; one ``httpx.AsyncClient`` per
+user, on one TLS context). Tokens are taken as given (minted once per user with the emulator's issuer). Each turn
+builds the orchestrator's tools from the kept sessions (the LangChain adapter's converter; a plain
+``FunctionTool`` for the Agents SDK), runs the same scripted model, replies, and POSTs the history to threat
+protection with raw aiohttp. What is left is the orchestrators, hosting-core and the network.
 
 The floor keeps what it listed as current as the SDK does, on the SDK's TTL (``A365_TOOL_CACHE_TTL``, default
-300 s, as the SDK's ``discovery_cache_ttl``): a user's turn after that asks the gateway for the server list
-again and lists every kept session's tools again, one after the other, in the background (the turn uses what
-was listed before, as the SDK's does). A floor that listed once and never again would serve a tool added or
-changed on a server to no user until the host restarts, and the round where the SDK's 1,600 definitions
-expired weighed on our side only (1.44 of the floor's CPU a turn in stop 34's paced run).
+300 s): a user's turn after that asks the gateway for the server list again and lists every kept session's tools
+again, one after the other, in the background (the turn uses what was listed before, as the SDK's does). A floor
+that never listed again would serve a changed tool to no user until the host restarts.
 """
 
 from __future__ import annotations
@@ -61,23 +58,26 @@ class FloorUser:
     _closing: asyncio.Event = field(default_factory=asyncio.Event)
     _owners: list[asyncio.Task[None]] = field(default_factory=list)
 
-    async def open(self, http: aiohttp.ClientSession, base_url: str, agent_id: str) -> None:
+    async def gateway(
+        self, http: aiohttp.ClientSession, base_url: str, agent_id: str
+    ) -> list[dict[str, str]]:
         headers = {"Authorization": f"Bearer {self.token}"}
         async with http.get(f"{base_url}/agents/v2/{agent_id}/mcpServers", headers=headers) as response:
             response.raise_for_status()
-            entries = (await response.json())["mcpServers"]
-        # Keep-alive expiry under the servers' 5 s (uvicorn's): a request on a connection the server is
-        # closing fails, and the raw client does not retry (the SDK does the same: 4 s and one retry).
+            servers: list[dict[str, str]] = (await response.json())["mcpServers"]
+            return servers
+
+    async def open(self, http: aiohttp.ClientSession, base_url: str, agent_id: str) -> None:
+        entries = await self.gateway(http, base_url, agent_id)
+        # Keep-alive expiry under the servers' 5 s (uvicorn's): a request on a connection the server is closing
+        # fails, and the raw client does not retry (the SDK does the same: 4 s and one retry).
+        limits = httpx.Limits(keepalive_expiry=4)
+        headers = {"Authorization": f"Bearer {self.token}"}
         self._http = httpx.AsyncClient(
-            headers=headers,
-            verify=_TLS,
-            timeout=httpx.Timeout(30, read=300),
-            limits=httpx.Limits(keepalive_expiry=4),
+            headers=headers, verify=_TLS, timeout=httpx.Timeout(30, read=300), limits=limits
         )
-        ready: list[asyncio.Future[_Server]] = []
-        for entry in entries:
-            future: asyncio.Future[_Server] = asyncio.get_running_loop().create_future()
-            ready.append(future)
+        ready = [asyncio.get_running_loop().create_future() for _ in entries]
+        for entry, future in zip(entries, ready, strict=True):
             self._owners.append(asyncio.create_task(self._own(entry["mcpServerName"], entry["url"], future)))
         self.servers = list(await asyncio.gather(*ready))
 
@@ -89,8 +89,7 @@ class FloorUser:
                 ClientSession(read, write) as session,
             ):
                 await session.initialize()
-                tools = (await session.list_tools()).tools
-                ready.set_result(_Server(name, session, tools))
+                ready.set_result(_Server(name, session, (await session.list_tools()).tools))
                 await self._closing.wait()
         except BaseException as exc:
             if not ready.done():
@@ -99,21 +98,14 @@ class FloorUser:
                 raise
 
     async def refresh(self, http: aiohttp.ClientSession, base_url: str, agent_id: str) -> None:
-        """What the SDK does when a user's cached server list and definitions expire: the list asked again
-        (the kept sessions stay: the emulator's list does not change) and every server's tools listed again."""
-        headers = {"Authorization": f"Bearer {self.token}"}
-        async with http.get(f"{base_url}/agents/v2/{agent_id}/mcpServers", headers=headers) as response:
-            response.raise_for_status()
-            listed = (await response.json())["mcpServers"]
-        if len(listed) != len(
-            self.servers
-        ):  # the benchmark's list never changes: the floor keeps its sessions
+        """What the SDK does when a user's cached server list and definitions expire: the list asked again (the
+        kept sessions stay: the benchmark's list never changes) and every server's tools listed again, one after
+        the other (all at once, a refresh opens a connection per server: p99 4.6 s at 200 users, paced)."""
+        if len(listed := await self.gateway(http, base_url, agent_id)) != len(self.servers):
             print(
                 f"  ! the gateway now lists {len(listed)} servers, the floor keeps {len(self.servers)}",
                 flush=True,
             )
-        # One server after the other: the raw client's connections have expired between turns, and all at
-        # once a refresh opens a connection per server (1,335 at 200 users, p99 4.6 s in a paced run).
         for server in self.servers:
             server.tools = (await server.session.list_tools()).tools
 
@@ -148,17 +140,14 @@ class Floor:
         ttl: float | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.base_url = base_url
+        self.base_url, self._clock, self._issuer = base_url, clock, TokenIssuer(secret)
         self.ttl = float(os.environ.get("A365_TOOL_CACHE_TTL", 300)) if ttl is None else ttl
-        self._clock = clock
-        self._issuer = TokenIssuer(secret)
         self._users: dict[str, FloorUser] = {}
         self._opening: dict[str, asyncio.Future[FloorUser]] = {}
         self.http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=100, keepalive_timeout=4))
 
     async def user(self, user_id: str, agent_id: str) -> FloorUser:
-        if user_id in self._users:
-            user = self._users[user_id]
+        if user := self._users.get(user_id):
             if self.ttl > 0 and self._clock() - user.listed_at >= self.ttl and user.refreshing is None:
                 user.listed_at = self._clock()
                 user.refreshing = asyncio.create_task(user.refresh(self.http, self.base_url, agent_id))
@@ -166,8 +155,7 @@ class Floor:
             return user
         if user_id in self._opening:  # a concurrent first turn of the same user
             return await asyncio.shield(self._opening[user_id])
-        future: asyncio.Future[FloorUser] = asyncio.get_running_loop().create_future()
-        self._opening[user_id] = future
+        self._opening[user_id] = future = asyncio.get_running_loop().create_future()
         try:
             token = self._issuer.mint(PLATFORM_AUDIENCE, app_id=agent_id, user_id=user_id)
             user = FloorUser(token, listed_at=self._clock())
@@ -183,8 +171,8 @@ class Floor:
             del self._opening[user_id]
 
     async def call(self, user_id: str, agent_id: str, server: str, tool: str, arguments: Any) -> Any:
-        """``tools/call`` on the user's kept session; a session whose transport died (the raw client does
-        not reconnect) is reopened once, with the user's other sessions."""
+        """``tools/call`` on the user's kept session; a session whose transport died (the raw client does not
+        reconnect) is reopened once, with the user's other sessions."""
         for attempt in (1, 2):
             user = await self.user(user_id, agent_id)
             session = next(s.session for s in user.servers if s.name == server)
@@ -203,11 +191,12 @@ class Floor:
             "conversationId": activity.conversation.id,
             "messageId": activity.id,
             "userMessage": activity.text,
-            "chatHistory": history,
         }
         headers = {"Authorization": f"Bearer {user.token}", "Content-Type": "application/json"}
         url = f"{self.base_url}/agents/real-time-threat-protection/chat-message"
-        async with self.http.post(url, data=json.dumps(body), headers=headers) as response:
+        async with self.http.post(
+            url, data=json.dumps(body | {"chatHistory": history}), headers=headers
+        ) as response:
             await response.read()
             response.raise_for_status()
 
@@ -252,12 +241,8 @@ async def langchain_turn(floor: Floor, turn: Any, agent_id: str) -> None:
         )
         for name, server, tool in user.named_tools()
     ]
-    agent = create_agent(
-        model=OneToolLangChainModel(),
-        tools=tools,
-        system_prompt="You schedule meetings.",
-        checkpointer=InMemorySaver(),
-    )
+    model, prompt = OneToolLangChainModel(), "You schedule meetings."
+    agent = create_agent(model=model, tools=tools, system_prompt=prompt, checkpointer=InMemorySaver())
     config: Any = {"configurable": {"thread_id": activity.conversation.id}}
     result = await agent.ainvoke({"messages": [HumanMessage(activity.text)]}, config)
     await turn.send_activity(result["messages"][-1].text)
@@ -291,24 +276,23 @@ async def openai_turn(floor: Floor, turn: Any, agent_id: str) -> None:
         )
 
     tools: list[Any] = [function_tool(*t) for t in user.named_tools()]
-    agent = Agent(
-        name="Mailer", instructions="You send emails for the user.", model=OneToolOpenAIModel(), tools=tools
-    )
+    model, instructions = OneToolOpenAIModel(), "You send emails for the user."
+    agent = Agent(name="Mailer", instructions=instructions, model=model, tools=tools)
     session = SQLiteSession(activity.conversation.id)
     try:
         result = await Runner.run(agent, activity.text, session=session)
         await turn.send_activity(str(result.final_output))
-        history = [_openai_entry(i, item) for i, item in enumerate(await session.get_items())]
-        await floor.send_history(user, activity, [h for h in history if h is not None])
+        history = [
+            history_entry(str(item.get("id") or f"item-{i}"), str(item["role"]), _text(item["content"]))
+            for i, item in enumerate(await session.get_items())
+            if item.get("role") is not None and item.get("content") is not None
+        ]
+        await floor.send_history(user, activity, history)
     finally:
         session.close()
 
 
-def _openai_entry(index: int, item: Any) -> dict[str, str] | None:
-    role = item.get("role")
-    content = item.get("content")
-    if role is None or content is None:
-        return None
+def _text(content: Any) -> str:
     if isinstance(content, list):
-        content = " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return history_entry(str(item.get("id") or f"item-{index}"), str(role), str(content))
+        return " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return str(content)

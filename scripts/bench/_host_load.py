@@ -1,21 +1,24 @@
-"""The load generator of the host benchmark (runs in ``host.py``'s process, never in a host's).
+"""The load generator of the host benchmarks (runs in the bench's process, never in a host's).
 
-Each conversation is one user posting Activities to ``/api/messages`` one after the other (the next
-when the previous turn's response came back: the hosted turn runs before hosting-core answers), all
-conversations at once. A phase's result: turns, errors, wall time, latencies, the host's CPU over the
-phase, and its peak RSS and connections to the emulator (sampled every 100 ms).
+Each conversation is one user posting Activities to ``/api/messages`` one after the other (the next when the
+previous turn's response came back: the hosted turn runs before hosting-core answers), all conversations at
+once. A phase's result: turns, errors, wall time, latencies, each turn's start and outcome, the host's CPU over
+the phase, its peak RSS and connections to the emulator (sampled every 100 ms) and when its log gained a failed
+turn (every 0.5 s).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import random
 import statistics
 from dataclasses import dataclass, field
+from typing import Any
 
 import aiohttp
-from _common import agent_id_for
+from _common import EmulatorProcess, agent_id_for
 from _host_procs import Host, now
 
 from agents_a365.emulator import channel_activity
@@ -34,6 +37,10 @@ class Phase:
     rss_mib: float = 0.0
     connections: int = 0
     first_error: str = ""
+    records: list[tuple[float, bool]] = field(default_factory=list)  # each turn's start (now()) and success
+    logged: list[float] = field(
+        default_factory=list
+    )  # when the host's log gained a failed turn (answered 2xx)
 
     @property
     def cpu_per_turn(self) -> float:
@@ -45,70 +52,83 @@ class Phase:
 
 
 def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    if len(values) == 1:
-        return values[0]
+    if len(values) < 2:
+        return values[0] if values else float("nan")
     return statistics.quantiles(values, n=100, method="inclusive")[round(q) - 1]
+
+
+async def post_turn(
+    http: aiohttp.ClientSession,
+    url: str,
+    activity: dict[str, Any],
+    timeout: aiohttp.ClientTimeout = TURN_TIMEOUT,
+) -> tuple[float | None, str]:
+    """One Activity posted to ``url``: the turn's latency (``None`` when not answered with HTTP 2xx) and why not."""
+    t0 = now()
+    try:
+        async with http.post(url, json=activity, timeout=timeout) as response:
+            await response.read()
+            return (now() - t0, "") if response.status < 300 else (None, f"HTTP {response.status}")
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        return None, f"{type(exc).__name__}: {exc}"
 
 
 async def run_phase(
     http: aiohttp.ClientSession,
     host: Host,
-    service_url: str,
-    emulator_port: int,
+    emu: EmulatorProcess,
     *,
     users: list[str],
     servers: int,
-    turns_each: int,
+    turns_each: int = 1,
     concurrency: int | None = None,
     think: float = 0.0,
+    until: float | None = None,
+    timeout: aiohttp.ClientTimeout = TURN_TIMEOUT,
 ) -> Phase:
-    """``turns_each`` turns for every user in ``users`` (user ``u`` talks in conversation ``c-u``), at
-    most ``concurrency`` users at once (all by default), each user waiting ``think`` seconds (±50 %,
-    seeded) before each turn: with think time the hosts are not saturated and latency is the turn's own."""
+    """``turns_each`` turns for every user in ``users`` (user ``u`` talks in conversation ``c-u``), or as many as
+    start before ``until`` (a :func:`now`), at most ``concurrency`` users at once (all by default), each user
+    waiting ``think`` seconds (±50 %, seeded) before each turn: with think time the hosts are not saturated and
+    latency is the turn's own."""
     rng = random.Random(len(users) * 7919 + turns_each)
-    phase = Phase()
-    agent_id = agent_id_for(servers)
-    gate = asyncio.Semaphore(concurrency or len(users))
-    done = asyncio.Event()
+    phase, gate, done = Phase(), asyncio.Semaphore(concurrency or len(users)), asyncio.Event()
 
     async def sample() -> None:
-        while not done.is_set():
+        for tick in itertools.count():
             with contextlib.suppress(OSError, ValueError):
                 phase.rss_mib = max(phase.rss_mib, host.rss_mib())
-                phase.connections = max(phase.connections, host.connections_to(emulator_port))
+                phase.connections = max(phase.connections, host.connections_to(emu.port))
+            if tick % 5 == 0 or done.is_set():
+                phase.logged += [now()] * (host.turn_errors() - logged_before - len(phase.logged))
+            if done.is_set():
+                return
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(done.wait(), 0.1)
 
     async def conversation(user: str) -> None:
         async with gate:
-            for i in range(turns_each):
+            for i in itertools.count() if until else range(turns_each):
                 if think:
                     await asyncio.sleep(think * rng.uniform(0.5, 1.5))
+                if until and now() >= until:
+                    return
+                text = f"What are my notes? ({i})"
                 activity = channel_activity(
-                    f"What are my notes? ({i})",
-                    service_url=service_url,
-                    conversation_id=f"c-{user}",
-                    user_id=user,
-                    agent_id=agent_id,
-                )
-                t0 = now()
-                try:
-                    async with http.post(host.messages_url, json=activity, timeout=TURN_TIMEOUT) as response:
-                        await response.read()
-                        ok = response.status < 300
-                        if not ok and not phase.first_error:
-                            phase.first_error = f"HTTP {response.status}"
-                except (aiohttp.ClientError, TimeoutError) as exc:
-                    ok = False
-                    phase.first_error = phase.first_error or f"{type(exc).__name__}: {exc}"
-                if ok:
-                    phase.latencies.append(now() - t0)
-                    phase.turns += 1
-                else:
+                    text, service_url=f"{emu.base_url}/", conversation_id=f"c-{user}", user_id=user,
+                    agent_id=agent_id_for(servers),
+                )  # fmt: skip
+                started = now()
+                latency, error = await post_turn(http, host.messages_url, activity, timeout)
+                phase.records.append((started, latency is not None))
+                if latency is None:
                     phase.errors += 1
+                    phase.first_error = phase.first_error or error
+                    host.failed = True
+                else:
+                    phase.latencies.append(latency)
+                    phase.turns += 1
 
+    logged_before = host.turn_errors()
     sampler = asyncio.create_task(sample())
     c0, t0 = host.cpu(), now()
     await asyncio.gather(*(conversation(u) for u in users))
@@ -119,7 +139,7 @@ async def run_phase(
 
 
 def merge(phases: list[Phase]) -> Phase:
-    """All latencies pooled; CPU and throughput from the sums (rounds of the same phase)."""
+    """All latencies and records pooled; CPU and throughput from the sums (rounds of the same phase)."""
     merged = Phase()
     for p in phases:
         merged.turns += p.turns
@@ -127,7 +147,50 @@ def merge(phases: list[Phase]) -> Phase:
         merged.wall += p.wall
         merged.cpu += p.cpu
         merged.latencies += p.latencies
+        merged.records += p.records
+        merged.logged += p.logged
         merged.rss_mib = max(merged.rss_mib, p.rss_mib)
         merged.connections = max(merged.connections, p.connections)
         merged.first_error = merged.first_error or p.first_error
     return merged
+
+
+@dataclass
+class Window:
+    """A window of a run, from ``start`` seconds after a disturbance began (negative: before), per side: turns
+    started in it, those the load generator saw fail, and the failed turns the host logged in it."""
+
+    start: float
+    label: str  # before, during or after the disturbance
+    turns: dict[str, int]
+    failed: dict[str, int]
+    logged: dict[str, int]
+
+    def rate(self, side: str) -> float:
+        return (self.failed[side] + self.logged[side]) / self.turns[side] if self.turns[side] else 0.0
+
+
+def windows(
+    sides: dict[str, Phase], t0: float, before: float, during: float, after: float, width: float
+) -> list[Window]:
+    """The windows of ``width`` seconds over a run whose disturbance began at ``t0`` (a :func:`now`), lasted
+    ``during`` seconds and had ``before`` seconds of turns before it and ``after`` seconds after it."""
+    out, start = [], -before
+    while start < during + after - 1e-9:
+        stop = start + width
+        label = "before" if stop <= 1e-9 else "during" if start < during - 1e-9 else "after"
+        mine = {s: [ok for at, ok in p.records if start <= at - t0 < stop] for s, p in sides.items()}
+        logged = {s: sum(start <= at - t0 < stop for at in p.logged) for s, p in sides.items()}
+        turns, failed = {s: len(m) for s, m in mine.items()}, {s: m.count(False) for s, m in mine.items()}
+        out.append(Window(start, label, turns, failed, logged))
+        start = stop
+    return out
+
+
+def windows_table(rows: list[Window], width: float) -> list[list[str]]:
+    """Table rows of :func:`windows`: per side, failed (load generator + host log) / turns."""
+    return [
+        [f"{w.start:+g}..{w.start + width:+g} s", w.label]
+        + [f"{w.failed[s]} + {w.logged[s]} / {w.turns[s]} ({w.rate(s):.1%})" for s in w.turns]
+        for w in rows
+    ]

@@ -1,12 +1,15 @@
-"""Scripted models of the host benchmark: each turn calls one tool (``list_notes`` of the first notes
-server), then answers from its result. No network, deterministic, the same script for every side.
+"""What every host process of the host benchmark shares (ours, the floor's, Microsoft's in its own venv): the
+scripted models, each turn calling one tool (``list_notes`` of the first notes server) then answering from its
+result (no network, deterministic, the same script for every side), and ``die_with_parent``.
 
-The OpenAI model imports only the Agents SDK, so Microsoft's host (its own venv, no LangChain) uses it
-too. The LangChain model is defined only where ``langchain_core`` is installed.
+The OpenAI model imports only the Agents SDK, so Microsoft's host (no LangChain) uses it too.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -15,8 +18,18 @@ from agents.models.interface import Model
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
 TOOL = "list_notes"
-"""The tool every turn calls. Every notes server has it; hosts prefix it with the server's name when
-there are several (``notes_1_list_notes``), so the model takes the first name that ends with it."""
+"""The tool every turn calls. Every notes server has it; hosts prefix it with the server's name when there are
+several (``notes_1_list_notes``), so the model takes the first name that ends with it."""
+
+
+def die_with_parent() -> None:
+    """Linux: SIGTERM when the benchmark process dies, so no host outlives an interrupted run."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    if os.getppid() == 1:
+        os._exit(1)
 
 
 def pick_tool(names: Sequence[str]) -> str:
@@ -42,25 +55,15 @@ class OneToolOpenAIModel(Model):
         turn = sum(1 for i in items if isinstance(i, dict) and i.get("role") == "user")
         output: list[Any]
         if not (isinstance(last, dict) and last.get("type") == "function_call_output"):
-            output = [
-                ResponseFunctionToolCall(
-                    type="function_call",
-                    id=f"fc_{turn}",
-                    call_id=f"call_{turn}",
-                    name=pick_tool([t.name for t in tools]),
-                    arguments="{}",
-                    status="completed",
-                )
-            ]
+            name = pick_tool([t.name for t in tools])
+            call = {"id": f"fc_{turn}", "call_id": f"call_{turn}", "name": name, "arguments": "{}"}
+            output = [ResponseFunctionToolCall(type="function_call", status="completed", **call)]
         else:
             text = ResponseOutputText(
                 type="output_text", text=answer_text(last.get("output")), annotations=[]
             )
-            output = [
-                ResponseOutputMessage(
-                    type="message", id=f"msg_{turn}", role="assistant", status="completed", content=[text]
-                )
-            ]
+            message = {"id": f"msg_{turn}", "role": "assistant", "status": "completed", "content": [text]}
+            output = [ResponseOutputMessage(type="message", **message)]
         return ModelResponse(output=output, usage=Usage(), response_id=None)
 
     def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
@@ -88,19 +91,14 @@ else:
             names = [getattr(t, "name", None) or t.get("name", "") for t in tools]
             return self.model_copy(update={"tool_name": pick_tool(names)})
 
-        def _answer(self, messages: list[BaseMessage]) -> AIMessage:
-            if not isinstance(messages[-1], ToolMessage):
+        def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+            if isinstance(messages[-1], ToolMessage):
+                message = AIMessage(content=answer_text(messages[-1].text))
+            else:
                 assert self.tool_name is not None, "bind_tools was not called"
                 call = {"name": self.tool_name, "args": {}, "id": "call-1", "type": "tool_call"}
-                return AIMessage(content="", tool_calls=[call])
-            return AIMessage(content=answer_text(messages[-1].text))
+                message = AIMessage(content="", tool_calls=[call])
+            return ChatResult(generations=[ChatGeneration(message=message)])
 
-        def _generate(
-            self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-        ) -> ChatResult:
-            return ChatResult(generations=[ChatGeneration(message=self._answer(messages))])
-
-        async def _agenerate(
-            self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-        ) -> ChatResult:
+        async def _agenerate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
             return self._generate(messages)

@@ -1,36 +1,49 @@
-"""Host processes of the host benchmark: start them, read their CPU, memory and connections (``/proc``),
-profile them, and the loopback OTLP collector."""
+"""Host processes of the host benchmarks: start and stop them, read their CPU, memory, sockets and failed turns
+(``/proc``, their log), dump their tasks, profile them; and the loopback OTLP collector."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import cProfile
 import os
+import pstats
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
-from _common import BENCH_DIR, ROOT, EmulatorProcess, ms_python, proc_cpu
+import aiohttp
+from _common import BENCH_DIR, ROOT, EmulatorProcess, end, ms_env, ms_python, proc_cpu
 from aiohttp import web
+
+FAILED_TURN = b"An error occurred in the AgentApplication"  # the hosted example's log line of a failed turn
+_STATES = {"01": "ESTABLISHED", "02": "SYN_SENT", "06": "TIME_WAIT", "08": "CLOSE_WAIT", "0A": "LISTEN"}
+
+
+def now() -> float:
+    return time.perf_counter()
 
 
 @dataclass
 class Host:
-    """A host process serving ``/api/messages``."""
+    """A host process serving ``/api/messages``; its stderr and stdout go to ``log``."""
 
     label: str
     url: str
     process: subprocess.Popen[str]
     log: Path
-    drained: bool = True  # its stdout read to the end (into ``log``) by a thread of ours
+    failed: bool = False  # a turn failed: its log is kept (the load generator sets it)
+    _read: int = 0
+    _errors: int = 0
 
     @property
     def pid(self) -> int:
@@ -46,98 +59,75 @@ class Host:
 
     def rss_mib(self) -> float:
         with open(f"/proc/{self.pid}/status") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-        return float("nan")
+            return next((int(line.split()[1]) / 1024 for line in status if line.startswith("VmRSS:")), 0.0)
+
+    def sockets(self) -> Counter[tuple[int | str, str]]:
+        """Its TCP sockets by (peer, state): the peer's port, or ``inbound`` (to its own port)."""
+        inodes = set()
+        for fd in os.listdir(f"/proc/{self.pid}/fd"):
+            with contextlib.suppress(OSError):
+                if (target := os.readlink(f"/proc/{self.pid}/fd/{fd}")).startswith("socket:["):
+                    inodes.add(target[8:-1])
+        own, counts = int(self.url.rsplit(":", 1)[1]), Counter[tuple[int | str, str]]()
+        for table in ("tcp", "tcp6"):
+            with contextlib.suppress(OSError), open(f"/proc/{self.pid}/net/{table}") as lines:
+                for line in list(lines)[1:]:
+                    fields = line.split()
+                    if fields[9] in inodes:
+                        local, remote = (int(fields[i].rsplit(":", 1)[1], 16) for i in (1, 2))
+                        counts["inbound" if local == own else remote, _STATES.get(fields[3], fields[3])] += 1
+        return counts
 
     def connections_to(self, port: int) -> int:
         """Established TCP connections of this process to ``port`` (the emulator)."""
-        inodes = set()
-        fd_dir = f"/proc/{self.pid}/fd"
-        for fd in os.listdir(fd_dir):
-            with contextlib.suppress(OSError):
-                target = os.readlink(f"{fd_dir}/{fd}")
-                if target.startswith("socket:["):
-                    inodes.add(target[8:-1])
-        count = 0
-        for table in ("tcp", "tcp6"):
-            with contextlib.suppress(OSError), open(f"/proc/{self.pid}/net/{table}") as f:
-                next(f)
-                for line in f:
-                    parts = line.split()
-                    if (
-                        parts[3] == "01"
-                        and parts[9] in inodes
-                        and int(parts[2].rsplit(":", 1)[1], 16) == port
-                    ):
-                        count += 1
-        return count
+        return self.sockets()[port, "ESTABLISHED"]
 
     def log_tail(self, lines: int = 30) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
 
     def turn_errors(self) -> int:
-        """Turns the host's AgentApplication failed so far, as it logs them (ours and the floor): the
-        channel still gets HTTP 2xx and the error text as a reply, so the load generator sees an answer."""
-        return self.log.read_text(errors="replace").count("An error occurred in the AgentApplication")
+        """Turns its AgentApplication failed so far, as its log says (the channel still gets HTTP 2xx and an error
+        reply, so the load generator sees an answer). Reads only what the log gained."""
+        with open(self.log, "rb") as log:
+            log.seek(self._read)
+            new = log.read()
+        cut = new.rfind(b"\n") + 1  # whole lines only: a line being written is counted next time
+        self._errors, self._read = self._errors + new[:cut].count(FAILED_TURN), self._read + cut
+        return self._errors
 
-
-def ms_host_python() -> Path:
-    """The baseline venv's Python (``_common.ms_python``) with ``microsoft-agents-hosting-aiohttp`` added, at
-    the version of the ``microsoft-agents-hosting-core`` that Microsoft's packages resolved."""
-    python = ms_python()
-    probe = [str(python), "-c", "import microsoft_agents.hosting.aiohttp"]
-    if subprocess.run(probe, capture_output=True).returncode == 0:
-        return python
-    version = subprocess.run(
-        [
-            str(python),
-            "-c",
-            "from importlib.metadata import version; print(version('microsoft-agents-hosting-core'))",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    package = f"microsoft-agents-hosting-aiohttp=={version}"
-    print(f"(adding {package} to the baseline venv)", flush=True)
-    uv = os.environ.get("UV", "uv")
-    subprocess.run([uv, "pip", "install", "-q", "--python", str(python), package], check=True)
-    return python
-
-
-def _env(emu: EmulatorProcess) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"OPENAI_API_KEY", "PYTHON_ENVIRONMENT"}}
-    env.update(PYTHONUNBUFFERED="1")
-    return env
+    async def dump_tasks(self) -> str:
+        """Its asyncio tasks and their await chains (its ``SIGUSR1`` handler writes them to its log)."""
+        mark = self.log.stat().st_size
+        os.kill(self.pid, signal.SIGUSR1)
+        for _ in range(50):
+            text = self.log.read_bytes()[mark:].decode(errors="replace")
+            if "=== end of tasks ===" in text:
+                return text[text.find("=== ") :]
+            await asyncio.sleep(0.1)
+        return (
+            "(no task dump: the host's event loop did not run its signal handler within 5 s: it is blocked)"
+        )
 
 
 async def start_host(
-    label: str,
     emu: EmulatorProcess,
+    label: str,
     mode: str,
     orchestrator: str,
-    otel_endpoint: str | None = None,
-    *,
+    otel: str | None = None,
     otel_scope: str = "global",
-    drain_stdout: bool = True,
 ) -> Host:
-    """``mode``: ``ours``, ``floor`` or ``ms`` (Microsoft's SDK in its venv; OpenAI only). ``otel_scope``:
-    ``global`` providers, or ``sdk`` (this SDK's ``configure_telemetry`` only). ``drain_stdout``
-    False leaves the host's stdout unread after its ready line (``host_stall.py --undrained-stdout``)."""
+    """``mode``: ``ours``, ``floor`` (``_host_server.py``) or ``ms`` (``_ms.py host``: Microsoft's SDK in its venv;
+    OpenAI only). ``otel``: a collector's URL, the host's providers ``global`` or this SDK's only (``sdk``)."""
     log = Path(tempfile.mkstemp(prefix=f"host-{label}-", suffix=".log")[1])
     if mode == "ms":
-        env = _env(emu)
-        env.update(
-            MCP_PLATFORM_ENDPOINT=emu.base_url,
-            ENVIRONMENT="Production",
-            BENCH_TOKEN_SECRET=emu.secret,
-            PYTHONPATH="",
+        env, command = (
+            ms_env(emu),
+            [str(await asyncio.to_thread(ms_python)), str(BENCH_DIR / "_ms.py"), "host"],
         )
-        command = [str(await asyncio.to_thread(ms_host_python)), str(BENCH_DIR / "_ms_host.py")]
     else:
-        env = _env(emu)
+        env = {k: v for k, v in os.environ.items() if k not in {"OPENAI_API_KEY", "PYTHON_ENVIRONMENT"}}
+        env["PYTHONUNBUFFERED"] = "1"
         command = [
             sys.executable,
             str(BENCH_DIR / "_host_server.py"),
@@ -145,215 +135,214 @@ async def start_host(
             mode,
             "--orchestrator",
             orchestrator,
+        ]
+        command += [
             "--emulator",
             emu.base_url,
-            f"--secret={emu.secret}",  # one argument: a random secret may start with "-"
-            *(["--otel-endpoint", otel_endpoint, "--otel-scope", otel_scope] if otel_endpoint else []),
-        ]
+            f"--secret={emu.secret}",
+        ]  # one argument: it may start with "-"
+        command += ["--otel-endpoint", otel, "--otel-scope", otel_scope] if otel else []
     # Popen on this (the main) thread: a host's PR_SET_PDEATHSIG follows the thread that forked it.
     # O_APPEND: the host's stderr and our copy of its stdout share the file without overwriting each other.
     with open(log, "a") as err:  # noqa: ASYNC230 (a local temp file)
+        pipe = subprocess.PIPE
         process = subprocess.Popen(  # noqa: ASYNC220 (fork + exec, milliseconds)
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True, env=env, cwd=ROOT
+            command, stdin=pipe, stdout=pipe, stderr=err, text=True, env=env, cwd=ROOT
         )
     assert process.stdout is not None
     line = await asyncio.to_thread(process.stdout.readline)  # the host prints its URL once serving, or exits
     if not line.startswith("ready "):
-        process.kill()
-        process.wait()
+        end(process)
         raise RuntimeError(f"host {label} did not start:\n{log.read_text(errors='replace')[-3000:]}")  # noqa: ASYNC240
     # Read the host's stdout to its end: hosting-core's default on_turn_error print()s each failed turn's
     # traceback there, and once an unread pipe holds 64 KiB that print blocks the host's event loop for good.
-    if drain_stdout:
-        threading.Thread(
-            target=_drain, args=(process.stdout, log), name=f"drain-{label}", daemon=True
-        ).start()
-    return Host(label, line.split()[1], process, log, drain_stdout)
+    threading.Thread(target=_drain, args=(process.stdout, log), name=f"drain-{label}", daemon=True).start()
+    return Host(label, line.split()[1], process, log)
 
 
 def _drain(stdout: IO[str], log: Path) -> None:
-    with contextlib.suppress(OSError, ValueError), stdout, open(log, "a") as sink:
+    with contextlib.suppress(OSError, ValueError), open(log, "a") as sink:
         for line in stdout:  # until the host exits
             sink.write(line)
             sink.flush()
 
 
-def stop_host(host: Host, keep_log: bool = False) -> None:
-    """Close the host's stdin (its signal to stop), then terminate/kill if it does not; its stderr log is
-    deleted unless ``keep_log``."""
-    with contextlib.suppress(Exception):
+def stop_host(host: Host) -> None:
+    """Close its stdin (its signal to stop), then terminate/kill it if it does not; its log is deleted unless a
+    turn failed."""
+    with contextlib.suppress(OSError):
         assert host.process.stdin is not None
-        host.process.stdin.close()  # the host's signal to shut down
-    try:
+        host.process.stdin.close()
+    with contextlib.suppress(subprocess.TimeoutExpired):
         host.process.wait(10)
-    except subprocess.TimeoutExpired:
-        host.process.terminate()
-        try:
-            host.process.wait(5)
-        except subprocess.TimeoutExpired:
-            host.process.kill()
-            host.process.wait()
-    if not host.drained and host.process.stdout is not None:
-        host.process.stdout.close()  # else the draining thread closes it at its end
-    if keep_log:
+    end(host.process, 5)
+    if host.failed or host.turn_errors():
         print(f"  host {host.label}'s log: {host.log}")
     else:
-        with contextlib.suppress(OSError):
-            host.log.unlink()
+        host.log.unlink(missing_ok=True)
+
+
+@contextlib.asynccontextmanager
+async def running(*starts: Awaitable[Host]) -> AsyncIterator[list[Host]]:
+    """The hosts of ``start_host(...)`` calls, started at once and stopped at the end (or when one fails to start)."""
+    started = await asyncio.gather(*starts, return_exceptions=True)
+    try:
+        if failed := next((s for s in started if isinstance(s, BaseException)), None):
+            raise failed
+        yield [h for h in started if isinstance(h, Host)]
+    finally:
+        for host in started:
+            if isinstance(host, Host):
+                stop_host(host)
 
 
 # -- profiling ---------------------------------------------------------------------------------------------
 
 
+@dataclass
+class Profile:
+    """Shares of a host's samples: by function (self), by function anywhere on the stack (inclusive, without the
+    plumbing every turn has on its stack), and under an ``agents_a365`` frame (py-spy only)."""
+
+    tool: str
+    self_functions: list[tuple[str, float]]
+    inclusive: list[tuple[str, float]]
+    under_sdk: float | None = None
+    raw: str = ""
+
+
 def py_spy() -> str | None:
-    found = shutil.which("py-spy")
     local = Path.home() / ".local" / "bin" / "py-spy"
-    return found or (str(local) if local.exists() else None)
+    return shutil.which("py-spy") or (str(local) if local.exists() else None)
 
 
-def start_py_spy(host: Host, duration: float, out: Path) -> subprocess.Popen[bytes] | None:
-    tool = py_spy()
-    if tool is None:
-        return None
-    command = [tool, "record", "--pid", str(host.pid), "--duration", str(max(1, int(duration)))]
-    command += [
-        "--rate",
-        "250",
-        "--format",
-        "raw",
-        "--nonblocking",
-        "--full-filenames",
-        "--function",
-        "-o",
-        str(out),
+async def profile(
+    host: Host, http: aiohttp.ClientSession, load: Callable[[], Awaitable[Any]], how: str
+) -> Profile:
+    """Where ``host`` spends its CPU during ``load()``: py-spy when installed (unless ``how`` is ``cprofile``),
+    else cProfile inside the host (``POST /_bench/profile/start|stop``)."""
+    spy = py_spy() if how != "cprofile" else None
+    out = Path(tempfile.mkstemp(prefix=f"profile-{host.label}-", suffix=".txt" if spy else ".pstats")[1])
+    if spy:
+        command = [
+            spy,
+            "record",
+            "--pid",
+            str(host.pid),
+            "--duration",
+            "600",
+            "--rate",
+            "250",
+            "--format",
+            "raw",
+        ]
+        command += ["--nonblocking", "--full-filenames", "--function", "-o", str(out)]
+        recorder = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # noqa: ASYNC220
+        await asyncio.sleep(1.0)  # py-spy attaches
+        await load()
+        recorder.send_signal(signal.SIGINT)
+        await asyncio.to_thread(recorder.wait, 30)
+        print(f"  py-spy's collapsed stacks: {out}")
+        return summarize_py_spy(out)
+    async with http.post(f"{host.url}/_bench/profile/start") as response:
+        response.raise_for_status()
+    await load()
+    async with http.post(f"{host.url}/_bench/profile/stop", params={"path": str(out)}) as response:
+        response.raise_for_status()
+    entries = pstats.Stats(str(out)).stats  # type: ignore[attr-defined]
+    os.unlink(out)
+    total = sum(v[2] for v in entries.values()) or 1.0
+
+    def top(column: int, n: int) -> list[tuple[str, float]]:
+        ranked = sorted(entries.items(), key=lambda kv: kv[1][column], reverse=True)[:n]
+        return [(f"{fn} ({Path(file).name}:{line})", v[column] / total) for (file, line, fn), v in ranked]
+
+    return Profile("cProfile", top(2, 15), top(3, 25))
+
+
+_PIPELINE = set(
+    [
+        "process",
+        "process_request",
+        "process_activity",
+        "run_pipeline",
+        "_receive_activity_internal",
+        "receive_activity_with_status",
+        "on_turn",
+        "_on_turn",
+        "_on_activity",
+        "_start_long_running_call",
+        "start_agent_process",
+        "_jwt_authorization_middleware",
+        "create_web_app.<locals>.messages",
+        "create_agent_app.<locals>.on_message",
+        "floor_app.<locals>.on_message",
+        "main",
+        "<module>",
+        "serve",
     ]
-    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-PACKAGES = (
-    "agents_a365",
-    "langgraph",
-    "langchain_core",
-    "langchain_mcp_adapters",
-    "langchain",
-    "agents",
-    "openai",
-    "mcp",
-    "httpx_aiohttp",
-    "httpx",
-    "httpcore",
-    "aiohttp",
-    "microsoft_agents",
-    "pydantic",
-    "pydantic_core",
-    "opentelemetry",
-    "anyio",
-    "sqlite3",
-    "asyncio",
-    "json",
-    "uuid",
-    "copy",
-    "typing",
-    "inspect",
-    "logging",
-)
+)  # the event loop's, the server's and hosting-core's pipeline down to the handler: on every turn's stack
 
 
 def frame_package(frame: str) -> str:
-    """``func (path/to/file.py:12)`` -> the top-level package of the file (or ``other``)."""
-    path = frame.rsplit("(", 1)[-1]
-    parts = path.replace("\\", "/").split("/")
-    for i, part in enumerate(parts):
-        if part == "site-packages" and i + 1 < len(parts):
-            name = parts[i + 1].split(".")[0].split(":")[0]
-            return "agents_a365" if name == "agents_a365" else name
-    for package in PACKAGES:
-        if f"/{package}/" in path or f"/{package}.py" in path or path.startswith(f"{package}/"):
-            return package
-    if "/src/agents_a365/" in path or "agents_a365" in path:
+    """``func (path/to/file.py:12)`` -> the top-level package of the file."""
+    path = frame.rsplit("(", 1)[-1].replace("\\", "/")
+    if "agents_a365" in path:
         return "agents_a365"
-    if "scripts/bench" in path or "hosted_agent" in path:
-        return "bench host"
-    return "python stdlib/other"
-
-
-@dataclass
-class Profile:
-    """Shares of a host's samples: by package of the running frame, by function (self), by function
-    anywhere on the stack (inclusive), and the share under an ``agents_a365`` frame."""
-
-    packages: list[tuple[str, float]]
-    self_functions: list[tuple[str, float]]
-    inclusive: list[tuple[str, float]]
-    under_sdk: float
-
-
-_PIPELINE = {
-    "process",
-    "process_request",
-    "process_activity",
-    "run_pipeline",
-    "_receive_activity_internal",
-    "receive_activity_with_status",
-    "on_turn",
-    "_on_turn",
-    "_on_activity",
-    "_start_long_running_call",
-    "start_agent_process",
-    "_jwt_authorization_middleware",
-    "create_web_app.<locals>.messages",
-    "create_agent_app.<locals>.on_message",
-    "floor_app.<locals>.on_message",
-    "main",
-    "<module>",
-    "serve",
-}
-
-
-def _plumbing(function: str) -> bool:
-    name, _, rest = function.partition(" (")
-    package = rest.split(":")[0]
-    return package in {"asyncio", "aiohttp", "anyio", "python stdlib/other"} or name in _PIPELINE
-
-
-def _function(frame: str) -> str:
-    name, _, where = frame.partition(" (")
-    path = where.rstrip(")").rsplit(":", 1)[0]
-    return f"{name} ({frame_package(frame)}: {Path(path).name})"
+    if "/site-packages/" in path:
+        return path.split("/site-packages/", 1)[1].split("/")[0].split(".")[0].split(":")[0]
+    return "bench host" if "scripts/bench" in path or "hosted_agent" in path else "python stdlib/other"
 
 
 def summarize_py_spy(raw: Path, top: int = 30) -> Profile:
-    by_package: Counter[str] = Counter()
-    by_function: Counter[str] = Counter()
-    inclusive: Counter[str] = Counter()
-    under_sdk = 0
-    total = 0
+    def function(frame: str) -> str:
+        name, _, where = frame.partition(" (")
+        return f"{name} ({frame_package(frame)}: {Path(where.rstrip(')').rsplit(':', 1)[0]).name})"
+
+    by_function, inclusive, under_sdk, total = Counter[str](), Counter[str](), 0, 0
     for line in raw.read_text(errors="replace").splitlines():
         stack, _, count_text = line.rpartition(" ")
-        if not stack or not count_text.isdigit():
+        frames = [f for f in stack.split(";") if " (" in f and not f.startswith(("process ", "thread "))]
+        if not frames or not count_text.isdigit():
             continue
-        count = int(count_text)
-        frames = stack.split(";")[1:] if stack.startswith(("process ", "thread ")) else stack.split(";")
-        frames = [f for f in frames if " (" in f]
-        if not frames:
-            continue
-        total += count
-        by_package[frame_package(frames[-1])] += count
-        by_function[_function(frames[-1])] += count
-        for name in {_function(f) for f in frames}:
+        total += (count := int(count_text))
+        by_function[function(frames[-1])] += count
+        for name in {function(f) for f in frames}:
             inclusive[name] += count
-        if any(frame_package(f) == "agents_a365" for f in frames):
-            under_sdk += count
-    if not total:
-        return Profile([], [], [], 0.0)
-    # The event loop, the server and hosting-core's pipeline down to the handler are on every turn's stack.
-    informative = [(n, c / total) for n, c in inclusive.most_common() if not _plumbing(n)]
+        under_sdk += count if any(frame_package(f) == "agents_a365" for f in frames) else 0
+    total = total or 1
+    plumbing = {"aiohttp", "anyio", "python stdlib/other"}
+    informative = [
+        (n, c / total)
+        for n, c in inclusive.most_common()
+        if n.partition(" (")[0] not in _PIPELINE and n.partition(" (")[2].split(":")[0] not in plumbing
+    ]
     return Profile(
-        [(name, n / total) for name, n in by_package.most_common(top)],
-        [(name, n / total) for name, n in by_function.most_common(top)],
+        "py-spy",
+        [(n, c / total) for n, c in by_function.most_common(top)],
         informative[:top],
         under_sdk / total,
+        str(raw),
     )
+
+
+def cprofile_routes(web_app: web.Application) -> None:
+    """``POST /_bench/profile/start|stop?path=`` on a host: cProfile on its event loop's thread."""
+    profiler: list[cProfile.Profile] = []
+
+    async def start(request: web.Request) -> web.Response:
+        profiler[:] = [cProfile.Profile()]
+        profiler[0].enable()
+        return web.Response(text="started")
+
+    async def stop(request: web.Request) -> web.Response:
+        if profiler:
+            profiler[0].disable()
+            profiler.pop().dump_stats(request.query["path"])
+        return web.Response(text="stopped")
+
+    web_app.router.add_post("/_bench/profile/start", start)
+    web_app.router.add_post("/_bench/profile/stop", stop)
 
 
 # -- the loopback OTLP collector ----------------------------------------------------------------------------
@@ -389,7 +378,3 @@ async def otlp_collector() -> AsyncIterator[Collector]:
         yield Collector(f"http://127.0.0.1:{runner.addresses[0][1]}", received)
     finally:
         await runner.cleanup()
-
-
-def now() -> float:
-    return time.perf_counter()

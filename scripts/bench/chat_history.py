@@ -1,34 +1,39 @@
-"""Issue 9, target 4: converting and serializing 10,000 chat history messages.
+"""Target 4: converting and serializing 10,000 chat history messages.
 
     uv run python scripts/bench/chat_history.py [--messages 10000] [--repeats 15]
 
 - ours (OpenAI extension): ``to_chat_history_messages(items)`` then the request body exactly as
-  ``send_chat_history`` builds it (``_request_body``: ``model_dump_json(by_alias=True)``);
-- Microsoft 2.0.0 (another process, same items): ``_convert_openai_messages_to_chat_history`` (what
-  ``send_chat_history_messages`` calls), and conversion + their serialization
-  (``json.dumps(ChatMessageRequest(...).model_dump(by_alias=True, mode="json"))``);
+  ``send_chat_history`` builds it (``_request_body``);
 - ours (LangChain extension): ``convert_messages`` over the same conversation as LangChain messages;
+- Microsoft 2.0.0 (another process, same items): ``_convert_openai_messages_to_chat_history`` (what
+  ``send_chat_history_messages`` calls);
 - the floor: ``json.dumps`` of the equivalent camelCase dicts (timestamps already strings).
 
-Target: convert + serialize at most 0.5x Microsoft's conversion, for both extensions; serialization at
-most 2x the floor.
-
-Items: alternating user messages (``{"role": "user", "content": str}``) and assistant output messages
-(``content=[{"type": "output_text", ...}]``), all with ids (``_ms_worker.make_openai_items``).
-Rounds are interleaved (ours, Microsoft, LangChain, floor); medians.
+Target: convert + serialize at most 0.5x Microsoft's conversion, for both extensions; serialization at most 2x
+the floor. Items: user messages and assistant output messages alternating, all with ids
+(``_ms.make_openai_items``). Rounds are interleaved; medians.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import logging
 import time
 from datetime import UTC, datetime
 
-from _common import Samples, agent_id_for, emulator_process, header, make_turn, ms, ms_worker, table, verdict
-from _ms_worker import make_openai_items
+from _common import (
+    Samples,
+    agent_id_for,
+    check,
+    checks,
+    emulator_process,
+    make_turn,
+    ms,
+    ms_worker,
+    start,
+    table,
+)
+from _ms import make_openai_items
 from langchain_core.messages import AIMessage, HumanMessage
 
 from agents_a365.tooling._threat_protection import _request_body
@@ -37,122 +42,76 @@ from agents_a365.tooling.extensions.langchain import convert_messages
 from agents_a365.tooling.extensions.openai._conversion import to_chat_history_messages
 
 
-def serialize(turn: object, history: list) -> bytes:  # type: ignore[type-arg]
-    # What McpToolServerConfigurationService.send_chat_history does to build the body (the turn read once).
-    return _request_body(read_turn(turn), history)[0]  # type: ignore[arg-type]
-
-
 async def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--messages", type=int, default=10_000)
-    parser.add_argument("--repeats", type=int, default=15)
-    args = parser.parse_args()
-    logging.basicConfig(level=logging.ERROR)
-    header("Chat history conversion (issue 9, target 4)", "uv run python scripts/bench/chat_history.py")
-    n = args.messages
-    items = make_openai_items(n)
+    args = start("Chat history conversion (target 4)", messages=10_000, repeats=15)
+    n, items = args.messages, make_openai_items(args.messages)
+    text = [it["content"] if it["role"] == "user" else it["content"][0]["text"] for it in items]
     lc_messages = [
-        HumanMessage(it["content"], id=it["id"])
-        if it["role"] == "user"
-        else AIMessage(it["content"][0]["text"], id=it["id"])
-        for it in items
+        (HumanMessage if it["role"] == "user" else AIMessage)(t, id=it["id"])
+        for it, t in zip(items, text, strict=True)
     ]
-    turn = make_turn(agent_id_for(1))
-    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    turn, now = make_turn(agent_id_for(1)), datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    history = [
+        {"id": it["id"], "role": it["role"], "content": t, "timestamp": now}
+        for it, t in zip(items, text, strict=True)
+    ]
     floor_dicts = {
         "conversationId": "conversation-1",
         "messageId": "activity-1",
         "userMessage": "What is on my calendar?",
-        "chatHistory": [
-            {
-                "id": it["id"],
-                "role": it["role"],
-                "content": it["content"] if isinstance(it["content"], str) else it["content"][0]["text"],
-                "timestamp": now,
-            }
-            for it in items
-        ],
+        "chatHistory": history,
     }
     s = Samples()
     with emulator_process(latency_ms=0, counts=(1,), notes_servers=1) as emu:
         async with ms_worker(emu) as msw:
             await msw.call("convert", n=n, repeats=2)  # warm-up
             for _ in range(args.repeats):
-                t0 = time.perf_counter()
-                history = to_chat_history_messages(items)
-                t1 = time.perf_counter()
-                body = serialize(turn, history)
-                t2 = time.perf_counter()
-                s.add("oa_convert", t1 - t0)
-                s.add("oa_serialize", t2 - t1)
-                s.add("oa_both", t2 - t0)
-                assert len(history) == n, len(history)
-
+                for side, convert, source in (
+                    ("oa", to_chat_history_messages, items),
+                    ("lc", convert_messages, lc_messages),
+                ):
+                    t0 = time.perf_counter()
+                    converted = convert(source)  # type: ignore[operator]
+                    t1 = time.perf_counter()
+                    body = _request_body(read_turn(turn), converted)[0]  # what send_chat_history sends
+                    s.add(f"{side}_convert", t1 - t0)
+                    s.add(f"{side}_serialize", time.perf_counter() - t1)
+                    assert len(converted) == n, len(converted)
                 r = await msw.call("convert", n=n, repeats=1)
-                s.add("ms_convert", r["convert"][0])
-                s.add("ms_both", r["convert_serialize"][0])
                 assert r["converted"] == n
-
-                t0 = time.perf_counter()
-                lc_history = convert_messages(lc_messages)
-                t1 = time.perf_counter()
-                serialize(turn, lc_history)
-                t2 = time.perf_counter()
-                s.add("lc_convert", t1 - t0)
-                s.add("lc_both", t2 - t0)
-                assert len(lc_history) == n
-
+                s.add("ms_convert", r["convert"][0])
                 t0 = time.perf_counter()
                 floor = json.dumps(floor_dicts).encode()
                 s.add("floor", time.perf_counter() - t0)
     print(
-        f"{n} messages, {args.repeats} interleaved repeats, medians; body {len(body)} bytes (floor {len(floor)})"
+        f"{n} messages, {args.repeats} interleaved repeats, medians; body {len(body)} bytes (floor {len(floor)})\n"
     )
-    print()
+    both = {side: s.med(f"{side}_convert") + s.med(f"{side}_serialize") for side in ("oa", "lc")}
     table(
         [
-            [
-                "ours, OpenAI extension",
-                ms(s.med("oa_convert")),
-                ms(s.med("oa_serialize")),
-                ms(s.med("oa_both")),
-            ],
-            [
-                "ours, LangChain extension",
-                ms(s.med("lc_convert")),
-                ms(s.med("lc_both") - s.med("lc_convert")),
-                ms(s.med("lc_both")),
-            ],
-            [
-                "Microsoft 2.0.0",
-                ms(s.med("ms_convert")),
-                ms(s.med("ms_both") - s.med("ms_convert")),
-                ms(s.med("ms_both")),
-            ],
+            *([label, ms(s.med(f"{side}_convert")), ms(s.med(f"{side}_serialize")), ms(both[side])]
+              for side, label in (("oa", "ours, OpenAI extension"), ("lc", "ours, LangChain extension"))),
+            ["Microsoft 2.0.0 (conversion)", ms(s.med("ms_convert")), "", ""],
             ["json.dumps of the dicts (floor)", "", ms(s.med("floor")), ""],
         ],
         ["", "convert", "serialize", "convert + serialize"],
-    )
-    checks = [
-        ("ours (OpenAI) convert+serialize / Microsoft convert", s.med("oa_both") / s.med("ms_convert"), 0.5),
-        (
-            "ours (OpenAI) convert+serialize / Microsoft convert+serialize",
-            s.med("oa_both") / s.med("ms_both"),
-            None,
-        ),
-        ("ours serialize / json.dumps floor", s.med("oa_serialize") / s.med("floor"), 2.0),
-        (
-            "ours (LangChain) convert+serialize / Microsoft convert",
-            s.med("lc_both") / s.med("ms_convert"),
-            0.5,
-        ),
-    ]
-    table(
+    )  # fmt: skip
+    checks(
         [
-            ["4", what, f"{v:.2f}", f"<= {lim}" if lim else "(info)", verdict(v <= lim) if lim else ""]
-            for what, v, lim in checks
-        ],
-        ["target", "ratio (same run)", "value", "target", ""],
+            check(
+                "4",
+                "ours (OpenAI) convert+serialize / Microsoft convert",
+                both["oa"] / s.med("ms_convert"),
+                0.5,
+            ),
+            check(
+                "4",
+                "ours (LangChain) convert+serialize / Microsoft convert",
+                both["lc"] / s.med("ms_convert"),
+                0.5,
+            ),
+            check("4", "ours serialize / json.dumps floor", s.med("oa_serialize") / s.med("floor"), 2.0),
+        ]
     )
 
 

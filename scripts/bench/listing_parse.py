@@ -1,12 +1,12 @@
-"""Issue 27: parsing a 15 MiB ``tools/list`` answer (3,000 tools), mcp's transport next to ours, same run.
+"""Target 27: parsing a 15 MiB ``tools/list`` answer (3,000 tools), mcp's transport next to ours, same run.
 
-    uv run python scripts/bench/listing_parse.py
+    uv run python scripts/bench/listing_parse.py [--runs 3]
 
-mcp's streamable HTTP transport validates each answer with ``JSONRPCMessage.model_validate_json``: one C
-call holding the GIL, so the event loop, for the whole answer. Ours (``tooling/_mcp_pages.py`` over
-``_stepwise.py``) parses the answer element by element and validates each tool on its own, in slices of
-5 ms on the loop. Printed per run: the total time of each and the longest interval the loop was held
-(CPU time of the process between two ticks of a monitor task, the collector off: tests/support/loop_lag.py).
+mcp's streamable HTTP transport validates each answer with ``JSONRPCMessage.model_validate_json``: one C call
+holding the GIL, so the event loop, for the whole answer. Ours (``tooling/_mcp_pages.py`` over ``_stepwise.py``)
+parses the answer element by element and validates each tool on its own, in slices of 5 ms on the loop. Printed
+per run: the total time of each and the longest interval the loop was held (CPU time of the process between two
+ticks of a monitor task, the collector off: tests/support/loop_lag.py).
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ import asyncio
 import json
 import sys
 import time
-from pathlib import Path
 
+from _common import ROOT, start
 from mcp.types import JSONRPCMessage
 
 from agents_a365.tooling._mcp_pages import _page
 from agents_a365.tooling._stepwise import run_cooperatively
 
-sys.path[:0] = [str(Path(__file__).resolve().parents[2] / "tests")]
+sys.path[:0] = [str(ROOT / "tests")]
 from support.loop_lag import LagMonitor  # noqa: E402
 
 SCHEMA = {
@@ -33,10 +33,11 @@ TOOLS = [{"name": f"tool_{n}", "description": f"tool {n}", "inputSchema": SCHEMA
 ANSWER = json.dumps({"jsonrpc": "2.0", "id": "a365-list-1", "result": {"tools": TOOLS}}).encode()
 
 
-async def main(runs: int = 3) -> None:
+async def main() -> None:
+    args = start("A 15 MiB tools/list answer: the loop's longest hold (target 27)", runs=3)
     print(f"a tools/list answer of {len(ANSWER) / 2**20:.1f} MiB, 3,000 tools")
     kept = []  # the results stay alive: freeing a million objects is not the parse's cost
-    for _ in range(runs):
+    for _ in range(args.runs):
         async with LagMonitor() as theirs:
             started = time.perf_counter()
             kept.append(JSONRPCMessage.model_validate_json(ANSWER))

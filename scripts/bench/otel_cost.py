@@ -1,37 +1,31 @@
-"""What the OpenTelemetry SDK itself costs a turn (issue 26): spans and measurements from a dummy tracer and
-meter, no SDK of ours, shaped like a warm turn of the host benchmark.
+"""What the OpenTelemetry SDK itself costs a turn (issue 26): spans and measurements from a dummy tracer and meter,
+no SDK of ours, shaped like a warm turn of the host benchmark.
 
     uv run python scripts/bench/otel_cost.py [--turns 2000]
 
-The realistic setup of ``host.py``'s OTel host: ``TracerProvider`` + ``BatchSpanProcessor`` + OTLP/HTTP
-exporter to a sink on loopback, ``MeterProvider`` + ``PeriodicExportingMetricReader``. Each turn is one
-root span with its children (3 attributes each) and the turn's measurements (2 attributes each). CPU is the
-process's (every thread: the batch processor's thread encodes the protobuf and posts it, holding the GIL
-the event loop needs); "on the turn's thread" is the same turns with no span processor.
+The providers of ``host.py``'s OTel host (``_host_server.otel_providers``: ``BatchSpanProcessor`` + OTLP/HTTP to
+a sink on loopback in this process, ``PeriodicExportingMetricReader``). Each turn is one root span with its children (3
+attributes each) and the turn's measurements (2 attributes each). CPU is the process's (every thread: the batch
+processor's thread encodes the protobuf and posts it, holding the GIL the event loop needs); "on the turn's
+thread" is the same turns with no span processor.
 """
 
 from __future__ import annotations
 
-import argparse
 import http.server
 import threading
 import time
 from typing import Any
 
-from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from _common import start
+from _host_server import otel_providers
 
 # (label, spans per turn, measurements per turn): counted on the host benchmark's warm turn (OpenAI and
 # LangChain alike) with an OTLP collector that decodes what it receives.
 SHAPES = [
-    ("warm turn before (ours 5 spans / 7 measurements)", 20, 17),
-    ("warm turn now (ours 4 / 6)", 19, 16),
+    ("a warm turn (ours 4 spans / 6 measurements)", 19, 16),
     ("hosting-core's part (14 / 10) + the app's span", 15, 10),
-    ("this SDK's part now (4 / 6)", 4, 6),
+    ("this SDK's part (4 / 6)", 4, 6),
 ]
 
 
@@ -46,9 +40,7 @@ class _Sink(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def turns(
-    tracer_provider: TracerProvider, meter_provider: MeterProvider, n: int, spans: int, points: int
-) -> float:
+def turns(tracer_provider: Any, meter_provider: Any, n: int, spans: int, points: int) -> float:
     """CPU seconds per turn of the whole process, the exports included."""
     tracer = tracer_provider.get_tracer("bench")
     histogram = meter_provider.get_meter("bench").create_histogram("bench.duration", unit="s")
@@ -69,33 +61,24 @@ def turns(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--turns", type=int, default=2000)
-    args = parser.parse_args()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}"
-    print(f"OpenTelemetry SDK cost per turn ({args.turns} turns per row; CPU of every thread)")
+    args = start("The OpenTelemetry SDK's own cost per turn", turns=2000)
+    print(f"{args.turns} turns per row; CPU of every thread")
+    sink = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
+    threading.Thread(target=sink.serve_forever, daemon=True).start()
     for label, spans, points in SHAPES:
         figures = []
         for exporting in (False, True):
-            tracer_provider = TracerProvider()
-            if exporting:
-                tracer_provider.add_span_processor(
-                    BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces"))
-                )
-            reader = PeriodicExportingMetricReader(OTLPMetricExporter(endpoint=f"{url}/v1/metrics"), 5000)
-            meter_provider = MeterProvider(metric_readers=[reader])
-            turns(tracer_provider, meter_provider, args.turns // 10, spans, points)  # warm-up
-            figures.append(turns(tracer_provider, meter_provider, args.turns, spans, points))
-            tracer_provider.shutdown()
-            meter_provider.shutdown()
+            providers = otel_providers(f"http://127.0.0.1:{sink.server_address[1]}", export_spans=exporting)
+            turns(*providers, args.turns // 10, spans, points)  # warm-up
+            figures.append(turns(*providers, args.turns, spans, points))
+            for provider in providers:
+                provider.shutdown()
         on_thread, total = figures
         print(
             f"  {label}: {spans} spans, {points} measurements: {total * 1e3:.2f} ms "
             f"({on_thread * 1e3:.2f} ms on the turn's thread, {(total - on_thread) * 1e3:.2f} ms exporting)"
         )
-    server.shutdown()
+    sink.shutdown()
 
 
 if __name__ == "__main__":

@@ -1,33 +1,33 @@
-"""Issue 9, targets 1 and 2: registration flat in the number of servers, and warm turns.
+"""Targets 1, 2 and 15: registration flat in the number of servers, warm turns, against Microsoft and the floor;
+and (issue 19) what the telemetry hooks cost it.
 
     uv run python scripts/bench/registration.py [--rounds 7] [--latency-ms 20]
 
-Registration = gateway discovery + tokens + connecting the MCP servers + listing their tools, i.e.
-until the agent can call tools:
+Registration = gateway discovery + tokens + connecting the MCP servers + listing their tools, i.e. until the
+agent can call tools:
 
-- LangChain extension: ``add_tool_servers_to_agent`` (its tools are listed inside the call; the agent is
-  built with ``create_agent`` over a fake chat model).
-- OpenAI extension: ``add_tool_servers_to_agent`` (connects the servers) + ``agent.get_mcp_tools()``
-  (what ``Runner.run`` calls before the first model call: the SDK lists the servers one by one), closed
-  afterwards outside the timing. Reported as ``add`` and ``add+list``.
-- Microsoft 2.0.0 (another process, own venv, same emulator): the same two steps.
-- Plain ``MultiServerMCPClient.get_tools()`` on connections with ready-made headers (no discovery,
-  no tokens): the floor for listing N servers with langchain-mcp-adapters.
+- LangChain extension: ``add_tool_servers_to_agent`` (its tools are listed inside the call; the agent is built
+  with ``create_agent`` over a fake chat model);
+- OpenAI extension and Microsoft 2.0.0 (another process, own venv, same emulator): ``add_tool_servers_to_agent``
+  + ``MCPUtil.get_all_function_tools`` (what ``Runner.run`` does before the first model call), "add+list";
+- the floor: raw aiohttp, one keep-alive pool, ``initialize``, ``notifications/initialized`` and ``tools/list``
+  per server, concurrently: no SDK, no MCP client objects (the network and the emulator's CPU per request).
 
-Cold = the first turn of a new user (a fresh user id every time: empty discovery/token caches);
-warm = the same user's next turn. Every server is V1 (``notes_<i>``): one platform token each side;
-tokens are minted in-process on both sides (emulator issuer), so exchanges cost no network.
-All variants are interleaved round by round; medians of ``--rounds``.
+Cold = the first turn of a new user (empty discovery/token caches); warm = the same user's next turn. Every
+server is V1 (``notes_<i>``): one platform token each; tokens are minted in-process on both sides (emulator
+issuer). Telemetry modes (LangChain, 8 servers): ``absent`` (as without the ``[otel]`` extra), ``noop`` (the API
+without a provider), ``on`` (SDK providers recording in memory). All interleaved round by round; medians.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
+import contextlib
 import gc
 import itertools
-import logging
+import json
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import aiohttp
@@ -35,280 +35,209 @@ from _common import (
     SERVER_COUNTS,
     Samples,
     agent_id_for,
+    check,
+    checks,
     emulator_process,
-    header,
     make_turn,
-    median,
     ms,
     ms_worker,
     proc_cpu,
+    start,
     table,
-    verdict,
 )
-from _floor import floor_listing
-from _otel_modes import MODES as OTEL_MODES
-from _otel_modes import otel_mode
 from agents import Agent, RunContextWrapper
 from agents.mcp import MCPUtil
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_mcp_adapters.client import MultiServerMCPClient
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+import agents_a365.tooling._telemetry as _telemetry
 from agents_a365.emulator import PLATFORM_AUDIENCE
-from agents_a365.tooling import ToolingConfiguration
+from agents_a365.tooling import ToolingConfiguration, configure_telemetry
 from agents_a365.tooling.extensions.langchain import McpToolRegistrationService as LangChainService
 from agents_a365.tooling.extensions.openai import McpToolRegistrationService as OpenAIService
 
 _users = itertools.count()
+_MCP = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
 def new_user() -> str:
     return f"user-{next(_users)}"
 
 
-CPU: dict[
-    str, float
-] = {}  # this process's CPU seconds of the last measured call (ours only, not the emulator's)
+async def timed(s: Samples, key: str, call: Any, pid: int | None = None) -> Any:
+    """``call()`` after a ``gc.collect()`` (no full collection inside a measurement): its wall time under
+    ``key``, this process's CPU under ``key_cpu`` (and process ``pid``'s under ``key_emu``)."""
+    gc.collect()
+    e0, t0, c0 = proc_cpu(pid) if pid else None, time.perf_counter(), time.process_time()
+    result = await call()
+    s.add(key, time.perf_counter() - t0)
+    s.add(f"{key}_cpu", time.process_time() - c0)
+    if e0 is not None:
+        s.add(f"{key}_emu", (proc_cpu(pid) or e0) - e0)
+    return result
 
 
-EMULATOR_PID = 0  # the emulator process, whose CPU is measured around the LangChain registrations
-
-
-async def lc_register(service: LangChainService, auth: Any, n: int, user: str) -> tuple[float, int]:
+async def lc_register(service: LangChainService, auth: Any, n: int, user: str) -> Any:
     model = GenericFakeChatModel(messages=iter([]))
     turn = make_turn(agent_id_for(n), user)
-    gc.collect()  # a full collection must not land inside one side's measurement
-    e0 = proc_cpu(EMULATOR_PID)
-    t0, c0 = time.perf_counter(), time.process_time()
-    agent = await service.add_tool_servers_to_agent(
+    return await service.add_tool_servers_to_agent(
         auth, "AGENTIC", turn, agent_options={"model": model, "tools": []}
     )
-    elapsed = time.perf_counter() - t0
-    CPU["lc"] = time.process_time() - c0
-    e1 = proc_cpu(EMULATOR_PID)
-    CPU["emu"] = e1 - e0 if e0 is not None and e1 is not None else float("nan")
-    tools = agent.nodes["tools"].bound.tools_by_name if "tools" in agent.nodes else {}
-    return elapsed, len(tools)
 
 
-async def oa_register(service: OpenAIService, auth: Any, n: int, user: str) -> tuple[float, float, int]:
+async def oa_register(service: OpenAIService, auth: Any, n: int, user: str) -> Any:
     template = Agent(name="bench", instructions="bench", model="gpt-4o")
-    turn = make_turn(agent_id_for(n), user)
-    gc.collect()  # a full collection must not land inside one side's measurement
-    t0, c0 = time.perf_counter(), time.process_time()
-    agent = await service.add_tool_servers_to_agent(template, auth, "AGENTIC", turn)
-    t1 = time.perf_counter()
-    # What Runner.run does before the first model call (servers listed one by one); server-prefixed
-    # names because every notes server has the same tools (Microsoft's clone drops mcp_config).
-    tools = await MCPUtil.get_all_function_tools(
-        agent.mcp_servers, False, RunContextWrapper(context=None), agent, include_server_in_tool_names=True
+    agent = await service.add_tool_servers_to_agent(
+        template, auth, "AGENTIC", make_turn(agent_id_for(n), user)
     )
-    t2 = time.perf_counter()
-    CPU["oa"] = time.process_time() - c0
-    await service.close_tool_servers(agent)
-    return t1 - t0, t2 - t0, len(tools)
+    # Server-prefixed names: every notes server has the same tools (Microsoft's clone drops mcp_config).
+    context = RunContextWrapper(context=None)
+    tools = await MCPUtil.get_all_function_tools(
+        agent.mcp_servers, False, context, agent, include_server_in_tool_names=True
+    )
+    return agent, tools
 
 
-async def plain_get_tools(base_url: str, token: str, n: int) -> tuple[float, int]:
-    connections: Any = {
-        f"notes_{i}": {
-            "transport": "streamable_http",
-            "url": f"{base_url}/agents/servers/notes_{i}/",
-            "headers": {"Authorization": f"Bearer {token}"},
+async def floor_listing(session: aiohttp.ClientSession, base_url: str, token: str, n: int) -> int:
+    """The floor: list ``notes_1..notes_n`` concurrently; the number of tools."""
+
+    async def rpc(url: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[Any, str | None]:
+        async with session.post(url, data=json.dumps(body), headers=headers) as response:
+            response.raise_for_status()
+            raw = await response.read()
+            if "id" not in body:
+                return None, None
+            if response.headers.get("content-type", "").startswith("text/event-stream"):
+                raw = next(
+                    line[5:] for line in raw.decode().splitlines() if line.startswith("data:")
+                ).encode()
+            return json.loads(raw)["result"], response.headers.get("mcp-session-id")
+
+    async def one(url: str) -> int:
+        headers = {**_MCP, "authorization": f"Bearer {token}"}
+        init = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "floor", "version": "0"},
         }
-        for i in range(1, n + 1)
-    }
-    gc.collect()  # a full collection must not land inside one side's measurement
-    t0 = time.perf_counter()
-    tools = await MultiServerMCPClient(connections).get_tools()
-    return time.perf_counter() - t0, len(tools)
+        result, session_id = await rpc(
+            url, headers, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}
+        )
+        headers["mcp-protocol-version"] = result["protocolVersion"]
+        headers |= {"mcp-session-id": session_id} if session_id else {}
+        await rpc(url, headers, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return len((await rpc(url, headers, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))[0]["tools"])
+
+    return sum(await asyncio.gather(*(one(f"{base_url}/agents/servers/notes_{i}/") for i in range(1, n + 1))))
+
+
+@contextlib.contextmanager
+def otel_mode(mode: str) -> Iterator[None]:
+    """``absent``: the hooks' module globals ``None``, as the ``ImportError`` branch leaves them; ``noop``: no
+    provider configured; ``on``: SDK providers recording in memory."""
+    saved, tracer, meter = (
+        (_telemetry._trace, _telemetry._metrics),
+        TracerProvider(),
+        MeterProvider(metric_readers=[InMemoryMetricReader()]),
+    )
+    tracer.add_span_processor(SimpleSpanProcessor(InMemorySpanExporter()))
+    if mode == "absent":
+        _telemetry._trace = _telemetry._metrics = None  # type: ignore[assignment]
+    configure_telemetry(**({"tracer_provider": tracer, "meter_provider": meter} if mode == "on" else {}))
+    try:
+        yield
+    finally:
+        _telemetry._trace, _telemetry._metrics = saved
+        configure_telemetry()
+        tracer.shutdown()
+        meter.shutdown()
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--latency-ms", type=float, default=20.0)
-    args = parser.parse_args()
-    logging.basicConfig(level=logging.ERROR)
-    header(
-        "Registration (issue 9, targets 1 and 2)",
-        "uv run python scripts/bench/registration.py"
-        + (f" --rounds {args.rounds}" if args.rounds != 7 else ""),
-    )
-    s = Samples()
-    tool_counts: dict[str, int] = {}
-    global EMULATOR_PID
+    args = start("Registration (targets 1, 2 and 15; issue 19)", rounds=7, latency_ms=20.0)
+    s, tools = Samples(), {}
     with emulator_process(latency_ms=args.latency_ms) as emu:
-        EMULATOR_PID = emu.process.pid
         print(f"emulator {emu.base_url} (own process), {args.latency_ms:g} ms added per gateway/MCP response")
-        cfg = ToolingConfiguration(mcp_platform_endpoint=emu.base_url, use_tooling_manifest=False)
-        cfg2 = ToolingConfiguration(mcp_platform_endpoint=emu.base_url, use_tooling_manifest=False)
-        auth = emu.authorization()
-        platform_token = emu.issuer.mint(PLATFORM_AUDIENCE, app_id="bench", user_id="user-plain")
+        config = {"mcp_platform_endpoint": emu.base_url, "use_tooling_manifest": False}
+        auth, pid = emu.authorization(), emu.process.pid
+        token = emu.issuer.mint(PLATFORM_AUDIENCE, app_id="bench", user_id="user-plain")
         async with (
-            LangChainService(configuration=cfg) as lc,
-            OpenAIService(configuration=cfg2) as oa,
+            LangChainService(configuration=ToolingConfiguration(**config)) as lc,
+            OpenAIService(configuration=ToolingConfiguration(**config)) as oa,
             ms_worker(emu) as msw,
             aiohttp.ClientSession(connector=aiohttp.TCPConnector(keepalive_timeout=4)) as raw,
         ):
-            # Warm-up (imports, first connections), not measured.
-            for n in (1, 2 if 2 in SERVER_COUNTS else 1):
-                await lc_register(lc, auth, n, new_user())
-                await oa_register(oa, auth, n, new_user())
-                await msw.call("register", agent_id=agent_id_for(n), user=new_user())
-                await plain_get_tools(emu.base_url, platform_token, n)
-                await floor_listing(raw, emu.base_url, platform_token, n)
+
+            async def openai(s: Samples, key: str, n: int, user: str) -> Any:
+                agent, listed = await timed(s, key, lambda: oa_register(oa, auth, n, user))
+                await oa.close_tool_servers(agent)
+                return listed
+
+            async def variants(n: int, s: Samples) -> None:
+                user = new_user()
+                agent = await timed(s, f"lc_cold_{n}", lambda: lc_register(lc, auth, n, user), pid)
+                tools["langchain"] = (
+                    len(agent.nodes["tools"].bound.tools_by_name) if "tools" in agent.nodes else 0
+                )
+                await timed(s, f"lc_warm_{n}", lambda: lc_register(lc, auth, n, user))
+                user = new_user()
+                tools["openai"] = len(await openai(s, f"oa_cold_{n}", n, user))
+                await openai(s, f"oa_warm_{n}", n, user)
+                r = await msw.call("register", agent_id=agent_id_for(n), user=new_user())
+                s.add(f"ms_{n}", r["total"])
+                tools["microsoft"] = r["tools"]
+                tools["floor"] = await timed(
+                    s, f"floor_{n}", lambda: floor_listing(raw, emu.base_url, token, n)
+                )
+
+            for _ in range(2):  # warm-up (imports, first connections), not measured
+                await variants(1, Samples())
             for _ in range(args.rounds):
                 for n in SERVER_COUNTS:
-                    user = new_user()
-                    t, k = await lc_register(lc, auth, n, user)
-                    s.add(f"lc_cold_{n}", t)
-                    s.add(f"lc_cpu_{n}", CPU["lc"])
-                    s.add(f"emu_cpu_{n}", CPU["emu"])
-                    tool_counts[f"lc_{n}"] = k
-                    t, k = await lc_register(lc, auth, n, user)
-                    s.add(f"lc_warm_{n}", t)
-
-                    user = new_user()
-                    add, total, k = await oa_register(oa, auth, n, user)
-                    s.add(f"oa_cold_add_{n}", add)
-                    s.add(f"oa_cold_{n}", total)
-                    s.add(f"oa_cpu_{n}", CPU["oa"])
-                    tool_counts[f"oa_{n}"] = k
-                    add, total, k = await oa_register(oa, auth, n, user)
-                    s.add(f"oa_warm_add_{n}", add)
-                    s.add(f"oa_warm_{n}", total)
-
-                    r = await msw.call("register", agent_id=agent_id_for(n), user=new_user())
-                    s.add(f"ms_add_{n}", r["add"])
-                    s.add(f"ms_{n}", r["total"])
-                    tool_counts[f"ms_{n}"] = r["tools"]
-
-                    t, k = await plain_get_tools(emu.base_url, platform_token, n)
-                    s.add(f"plain_{n}", t)
-                    tool_counts[f"plain_{n}"] = k
-
-                    gc.collect()
-                    t0, c0 = time.perf_counter(), time.process_time()
-                    k = await floor_listing(raw, emu.base_url, platform_token, n)
-                    s.add(f"floor_{n}", time.perf_counter() - t0)
-                    s.add(f"floor_cpu_{n}", time.process_time() - c0)
-                    tool_counts[f"floor_{n}"] = k
-
-                for mode in OTEL_MODES:  # issue 19: the telemetry hooks, absent / no provider / on
+                    await variants(n, s)
+                for mode in ("absent", "noop", "on"):  # issue 19: the telemetry hooks
                     with otel_mode(mode):
-                        t, _ = await lc_register(lc, auth, 8, new_user())
-                    s.add(f"otel_{mode}", t)
-
-    print(
-        f"rounds: {args.rounds} (medians); tools listed per run at 16 servers: "
-        f"langchain {tool_counts['lc_16']}, openai {tool_counts['oa_16']}, microsoft {tool_counts['ms_16']}, "
-        f"plain {tool_counts['plain_16']}"
-    )
-    print()
-    rows = []
-    for n in SERVER_COUNTS:
-        rows.append(
-            [
-                str(n),
-                ms(s.med(f"lc_cold_{n}")),
-                ms(s.med(f"lc_cpu_{n}") / n),
-                ms(s.med(f"emu_cpu_{n}") / n),
-                ms(s.med(f"lc_warm_{n}")),
-                ms(s.med(f"oa_cold_add_{n}")),
-                ms(s.med(f"oa_cold_{n}")),
-                ms(s.med(f"oa_cpu_{n}") / n),
-                ms(s.med(f"oa_warm_{n}")),
-                ms(s.med(f"ms_add_{n}")),
-                ms(s.med(f"ms_{n}")),
-                ms(s.med(f"plain_{n}")),
-                ms(s.med(f"floor_{n}")),
-                ms(s.med(f"floor_cpu_{n}") / n),
-            ]
-        )
+                        await timed(s, f"otel_{mode}", lambda: lc_register(lc, auth, 8, new_user()))
+    listed = ", ".join(f"{side} {count}" for side, count in tools.items())
+    print(f"rounds: {args.rounds} (medians); tools listed at {SERVER_COUNTS[-1]} servers: {listed}\n")
     table(
-        rows,
         [
-            "servers",
-            "langchain cold",
-            "our CPU / server",
-            "emulator CPU / server",
-            "langchain warm",
-            "openai cold add",
-            "openai cold add+list",
-            "our CPU / server",
-            "openai warm add+list",
-            "microsoft add",
-            "microsoft add+list",
-            "plain get_tools()",
-            "floor (raw listing)",
-            "floor CPU / server",
+            [n, ms(s.med(f"lc_cold_{n}")), ms(s.med(f"lc_cold_{n}_cpu") / n), ms(s.med(f"lc_cold_{n}_emu") / n),
+             ms(s.med(f"lc_warm_{n}")), ms(s.med(f"oa_cold_{n}")), ms(s.med(f"oa_warm_{n}")), ms(s.med(f"floor_{n}")),
+             ms(s.med(f"ms_{n}"))]
+            for n in SERVER_COUNTS
         ],
-    )
+        ["servers", "langchain cold", "our CPU / server", "emulator CPU / server", "langchain warm",
+         "openai cold add+list", "openai warm add+list", "floor (raw listing)", "microsoft add+list"],
+    )  # fmt: skip
 
-    def ratio(a: str, b: str) -> float:
+    def r(a: str, b: str) -> float:
         return s.med(a) / s.med(b)
 
-    checks = [
-        ("1", "langchain cold: 8 servers / 1 server", ratio("lc_cold_8", "lc_cold_1"), 1.3),
-        ("1", "openai cold add: 8 servers / 1 server", ratio("oa_cold_add_8", "oa_cold_add_1"), 1.3),
-        ("1", "openai cold add+list: 8 servers / 1 server", ratio("oa_cold_8", "oa_cold_1"), 1.3),
-        ("15", "langchain cold: 16 servers / 1 server", ratio("lc_cold_16", "lc_cold_1"), 1.3),
-        ("15", "openai cold add+list: 16 servers / 1 server", ratio("oa_cold_16", "oa_cold_1"), 1.3),
-        ("15", "floor (raw aiohttp listing): 16 servers / 1 server", ratio("floor_16", "floor_1"), None),
-        (
-            "15",
-            "added time 1 -> 16 servers, langchain cold / floor",
-            (s.med("lc_cold_16") - s.med("lc_cold_1")) / (s.med("floor_16") - s.med("floor_1")),
-            None,
-        ),
-        (
-            "15",
-            "added time 1 -> 16 servers, openai cold add+list / floor",
-            (s.med("oa_cold_16") - s.med("oa_cold_1")) / (s.med("floor_16") - s.med("floor_1")),
-            None,
-        ),
-        ("15", "langchain cold: 32 servers / 1 server", ratio("lc_cold_32", "lc_cold_1"), None),
-        ("15", "openai cold add+list: 32 servers / 1 server", ratio("oa_cold_32", "oa_cold_1"), None),
-        ("1", "langchain cold / microsoft add+list @8", ratio("lc_cold_8", "ms_8"), 0.25),
-        ("1", "openai cold add+list / microsoft add+list @8", ratio("oa_cold_8", "ms_8"), 0.25),
-        # Unequal work: our add also lists every server's tools (concurrently); Microsoft's add does
-        # not, its tools are listed by the runner afterwards. The add+list row above compares like with like.
-        (
-            "1",
-            "openai cold add (lists too) / microsoft add (no list) @8",
-            ratio("oa_cold_add_8", "ms_add_8"),
-            None,
-        ),
-        ("1", "langchain cold / plain get_tools() @8", ratio("lc_cold_8", "plain_8"), None),
-        ("1", "plain get_tools(): 8 servers / 1 server", ratio("plain_8", "plain_1"), None),
-        ("1", "microsoft add+list: 8 servers / 1 server", ratio("ms_8", "ms_1"), None),
-    ]
-    checks.append(
-        ("19", "langchain cold @8: otel, no provider / otel absent", ratio("otel_noop", "otel_absent"), 1.1)
-    )
-    checks.append(
-        ("19", "langchain cold @8: otel on (SDK) / otel absent", ratio("otel_on", "otel_absent"), None)
-    )
-    for n in SERVER_COUNTS:
-        checks.append(("2", f"langchain warm / cold @{n}", ratio(f"lc_warm_{n}", f"lc_cold_{n}"), 0.2))
-    for n in SERVER_COUNTS:
-        checks.append(
-            ("2", f"openai warm / cold (add+list) @{n}", ratio(f"oa_warm_{n}", f"oa_cold_{n}"), 0.2)
-        )
-    rows = [
+    def added(side: str) -> float:  # the time added from 1 to 16 servers, against the floor's
+        return (s.med(f"{side}_cold_16") - s.med(f"{side}_cold_1")) / (s.med("floor_16") - s.med("floor_1"))
+
+    checks(
         [
-            target,
-            what,
-            f"{value:.2f}",
-            f"<= {limit}" if limit else "(info)",
-            verdict(value <= limit) if limit else "",
+            check("1", "langchain cold: 8 servers / 1 server", r("lc_cold_8", "lc_cold_1"), 1.3),
+            check("1", "openai cold add+list: 8 servers / 1 server", r("oa_cold_8", "oa_cold_1"), 1.3),
+            check("15", "langchain cold: 16 servers / 1 server", r("lc_cold_16", "lc_cold_1"), 1.3),
+            check("15", "openai cold add+list: 16 servers / 1 server", r("oa_cold_16", "oa_cold_1"), 1.3),
+            check("15", "floor (raw aiohttp listing): 16 servers / 1 server", r("floor_16", "floor_1")),
+            check("15", "added time 1 -> 16 servers, langchain cold / floor", added("lc")),
+            check("15", "added time 1 -> 16 servers, openai cold add+list / floor", added("oa")),
+            check("1", "langchain cold / microsoft add+list @8", r("lc_cold_8", "ms_8"), 0.25),
+            check("1", "openai cold add+list / microsoft add+list @8", r("oa_cold_8", "ms_8"), 0.25),
+            check("19", "langchain cold @8: otel, no provider / otel absent", r("otel_noop", "otel_absent"), 1.1),
+            check("19", "langchain cold @8: otel on (SDK) / otel absent", r("otel_on", "otel_absent")),
+            *(check("2", f"{name} warm / cold @{n}", r(f"{side}_warm_{n}", f"{side}_cold_{n}"), 0.2)
+              for side, name in (("lc", "langchain"), ("oa", "openai add+list")) for n in SERVER_COUNTS),
         ]
-        for target, what, value, limit in checks
-    ]
-    table(rows, ["target", "ratio (same run)", "value", "target", ""])
-    print(
-        f"overall median of microsoft add+list per server: {median([s.med(f'ms_{n}') / n for n in SERVER_COUNTS]) * 1000:.1f} ms"
-    )
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

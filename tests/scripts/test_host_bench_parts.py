@@ -1,7 +1,7 @@
-"""Parts of the host benchmark (issue 26). The floor keeps its tools as current as the SDK does: a user's turn
-after the SDK's TTL asks the gateway again and lists every kept session's tools again, in the background;
-before the TTL it asks nothing (the clock is injected). The OTLP collector counts an export cut off by a
-stopping host."""
+"""Parts of the host benchmarks. The floor keeps its tools as current as the SDK does: a user's turn after the
+SDK's TTL asks the gateway again and lists every kept session's tools again, in the background; before the TTL it
+asks nothing (the clock is injected). The OTLP collector counts an export cut off by a stopping host. The load
+generator keeps a steady load until a time, and the windows report counts each turn in its window."""
 
 from __future__ import annotations
 
@@ -10,11 +10,14 @@ import logging
 import sys
 from pathlib import Path
 
+import aiohttp
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts" / "bench"))
+from _common import emulator_process
 from _host_floor import Floor
-from _host_procs import otlp_collector
+from _host_load import Phase, run_phase, windows, windows_table
+from _host_procs import now, otlp_collector, running, start_host
 
 from agents_a365.emulator import Emulator, EmulatorConfig, ServerConfig
 
@@ -92,3 +95,41 @@ async def test_the_otlp_collector_counts_an_export_cut_off_by_a_stopping_host(
     assert collector.received["/v1/traces cut off"] == 1
     assert collector.received["/v1/traces"] == 0
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+def test_the_windows_report_counts_each_turn_in_the_window_it_started_in() -> None:
+    """The report of a disturbance: turns by start, failed turns the load generator saw, failed turns the host logged
+    (by when it logged them), each in its window around the disturbance (``t0``)."""
+    t0 = 100.0
+    ours = Phase(
+        records=[(98.5, True), (100.5, False), (101.9, True), (102.0, True), (105.0, True)], logged=[101.0]
+    )
+    floor = Phase(records=[(99.0, True), (100.1, False), (100.2, False)], logged=[103.5, 103.6])
+    rows = windows({"ours": ours, "floor": floor}, t0, before=2, during=2, after=4, width=2)
+    assert [(w.start, w.label) for w in rows] == [(-2, "before"), (0, "during"), (2, "after"), (4, "after")]
+    assert [w.turns for w in rows] == [
+        {"ours": 1, "floor": 1},
+        {"ours": 2, "floor": 2},
+        {"ours": 1, "floor": 0},
+        {"ours": 1, "floor": 0},
+    ]
+    assert [(w.failed["ours"], w.logged["ours"]) for w in rows] == [(0, 0), (1, 1), (0, 0), (0, 0)]
+    assert [(w.failed["floor"], w.logged["floor"]) for w in rows] == [(0, 0), (2, 0), (0, 2), (0, 0)]
+    assert rows[1].rate("ours") == 1.0
+    assert windows_table(rows, 2)[1] == ["+0..+2 s", "during", "1 + 1 / 2 (100.0%)", "2 + 0 / 2 (100.0%)"]
+
+
+@pytest.mark.slow
+async def test_a_phase_until_a_time_keeps_every_user_taking_turns_until_then() -> None:
+    """``run_phase(until=...)``: each user thinks, then takes a turn, until the time has come (a steady load over a
+    disturbance); every turn is recorded with its start."""
+    with emulator_process(notes_servers=1, latency_ms=0, counts=[1]) as emu:
+        async with (
+            running(start_host(emu, "until-test", "ours", "langchain")) as (host,),
+            aiohttp.ClientSession() as http,
+        ):
+            began = now()
+            phase = await run_phase(http, host, emu, users=["a", "b"], servers=1, think=0.2, until=began + 3)
+    assert phase.errors == 0
+    assert phase.turns == len(phase.records) >= 4  # each user more than one turn
+    assert all(ok and began <= at < began + 3 for at, ok in phase.records)

@@ -31,7 +31,7 @@ TURN_TIMEOUT = aiohttp.ClientTimeout(total=30)  # a blocked host never answers: 
 @pytest.fixture
 async def host() -> AsyncIterator[tuple[Host, Any]]:
     with emulator_process(notes_servers=1, latency_ms=0, counts=[1]) as emu:
-        served = await start_host("stdout-test", emu, "ours", "langchain")
+        served = await start_host(emu, "stdout-test", "ours", "langchain")
         try:
             yield served, emu
         finally:
