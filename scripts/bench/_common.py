@@ -241,15 +241,17 @@ def emulator_process(
         os.unlink(f.name)
 
 
-def end(process: subprocess.Popen[Any], grace: float = 10) -> None:
-    """Terminate ``process`` (kill it after ``grace`` seconds) and close its pipes."""
-    process.terminate()
+def end(process: subprocess.Popen[Any], grace: float = 10, close_stdout: bool = True) -> None:
+    """Terminate ``process`` (kill it after ``grace`` seconds) and close its pipes (not its stdout if a thread
+    of ours reads it to the end)."""
+    if process.poll() is None:
+        process.terminate()
     try:
         process.wait(grace)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
-    for pipe in (process.stdin, process.stdout):
+    for pipe in (process.stdin, process.stdout if close_stdout else None):
         if pipe is not None:
             with contextlib.suppress(OSError):
                 pipe.close()

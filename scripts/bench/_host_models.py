@@ -1,15 +1,17 @@
 """What every host process of the host benchmark shares (ours, the floor's, Microsoft's in its own venv): the
 scripted models, each turn calling one tool (``list_notes`` of the first notes server) then answering from its
-result (no network, deterministic, the same script for every side), and ``die_with_parent``.
+result (no network, deterministic, the same script for every side), ``serve`` and ``die_with_parent``.
 
 The OpenAI model imports only the Agents SDK, so Microsoft's host (no LangChain) uses it too.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
+import sys
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -30,6 +32,28 @@ def die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     if os.getppid() == 1:
         os._exit(1)
+
+
+async def read_stdin() -> asyncio.StreamReader:
+    reader = asyncio.StreamReader()
+    await asyncio.get_running_loop().connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
+    )
+    return reader
+
+
+async def serve(web_app: Any) -> None:
+    """Serve ``web_app`` on loopback, print ``ready <url>``, return when stdin closes (the benchmark's signal)."""
+    from aiohttp import web
+
+    runner = web.AppRunner(web_app, access_log=None, shutdown_timeout=2)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", 0, backlog=4096).start()
+        print(f"ready http://127.0.0.1:{runner.addresses[0][1]}", flush=True)
+        await (await read_stdin()).read()
+    finally:
+        await runner.cleanup()
 
 
 def pick_tool(names: Sequence[str]) -> str:

@@ -115,7 +115,7 @@ async def start_host(
     mode: str,
     orchestrator: str,
     otel: str | None = None,
-    otel_scope: str = "global",
+    scope: str = "global",
 ) -> Host:
     """``mode``: ``ours``, ``floor`` (``_host_server.py``) or ``ms`` (``_ms.py host``: Microsoft's SDK in its venv;
     OpenAI only). ``otel``: a collector's URL, the host's providers ``global`` or this SDK's only (``sdk``)."""
@@ -128,20 +128,15 @@ async def start_host(
     else:
         env = {k: v for k, v in os.environ.items() if k not in {"OPENAI_API_KEY", "PYTHON_ENVIRONMENT"}}
         env["PYTHONUNBUFFERED"] = "1"
+        flags = f"--mode {mode} --orchestrator {orchestrator} --emulator {emu.base_url}"
+        flags += f" --otel-endpoint {otel} --otel-scope {scope}" if otel else ""
+        # --secret=: one argument, as a secret may start with "-"
         command = [
             sys.executable,
             str(BENCH_DIR / "_host_server.py"),
-            "--mode",
-            mode,
-            "--orchestrator",
-            orchestrator,
-        ]
-        command += [
-            "--emulator",
-            emu.base_url,
+            *flags.split(),
             f"--secret={emu.secret}",
-        ]  # one argument: it may start with "-"
-        command += ["--otel-endpoint", otel, "--otel-scope", otel_scope] if otel else []
+        ]
     # Popen on this (the main) thread: a host's PR_SET_PDEATHSIG follows the thread that forked it.
     # O_APPEND: the host's stderr and our copy of its stdout share the file without overwriting each other.
     with open(log, "a") as err:  # noqa: ASYNC230 (a local temp file)
@@ -161,22 +156,22 @@ async def start_host(
 
 
 def _drain(stdout: IO[str], log: Path) -> None:
-    with contextlib.suppress(OSError, ValueError), open(log, "a") as sink:
+    with contextlib.suppress(OSError, ValueError), stdout, open(log, "a") as sink:
         for line in stdout:  # until the host exits
             sink.write(line)
             sink.flush()
 
 
-def stop_host(host: Host) -> None:
-    """Close its stdin (its signal to stop), then terminate/kill it if it does not; its log is deleted unless a
-    turn failed."""
+def stop_host(host: Host, keep_log: bool | None = None) -> None:
+    """Close its stdin (its signal to stop), then terminate/kill it if it does not; its log is kept if
+    ``keep_log``, by default if a turn failed."""
     with contextlib.suppress(OSError):
         assert host.process.stdin is not None
         host.process.stdin.close()
     with contextlib.suppress(subprocess.TimeoutExpired):
         host.process.wait(10)
-    end(host.process, 5)
-    if host.failed or host.turn_errors():
+    end(host.process, 5, close_stdout=False)  # the draining thread closes it at its end
+    if keep_log or (keep_log is None and (host.failed or host.turn_errors())):
         print(f"  host {host.label}'s log: {host.log}")
     else:
         host.log.unlink(missing_ok=True)
@@ -224,19 +219,10 @@ async def profile(
     spy = py_spy() if how != "cprofile" else None
     out = Path(tempfile.mkstemp(prefix=f"profile-{host.label}-", suffix=".txt" if spy else ".pstats")[1])
     if spy:
-        command = [
-            spy,
-            "record",
-            "--pid",
-            str(host.pid),
-            "--duration",
-            "600",
-            "--rate",
-            "250",
-            "--format",
-            "raw",
-        ]
-        command += ["--nonblocking", "--full-filenames", "--function", "-o", str(out)]
+        flags = (
+            f"record --pid {host.pid} --duration 600 --rate 250 --format raw --nonblocking --full-filenames"
+        )
+        command = [spy, *flags.split(), "--function", "-o", str(out)]
         recorder = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # noqa: ASYNC220
         await asyncio.sleep(1.0)  # py-spy attaches
         await load()
@@ -260,28 +246,13 @@ async def profile(
     return Profile("cProfile", top(2, 15), top(3, 25))
 
 
-_PIPELINE = set(
-    [
-        "process",
-        "process_request",
-        "process_activity",
-        "run_pipeline",
-        "_receive_activity_internal",
-        "receive_activity_with_status",
-        "on_turn",
-        "_on_turn",
-        "_on_activity",
-        "_start_long_running_call",
-        "start_agent_process",
-        "_jwt_authorization_middleware",
-        "create_web_app.<locals>.messages",
-        "create_agent_app.<locals>.on_message",
-        "floor_app.<locals>.on_message",
-        "main",
-        "<module>",
-        "serve",
-    ]
-)  # the event loop's, the server's and hosting-core's pipeline down to the handler: on every turn's stack
+# The event loop's, the server's and hosting-core's pipeline down to the handler: on every turn's stack.
+_PIPELINE = {
+    "process", "process_request", "process_activity", "run_pipeline", "_receive_activity_internal",
+    "receive_activity_with_status", "on_turn", "_on_turn", "_on_activity", "_start_long_running_call",
+    "start_agent_process", "_jwt_authorization_middleware", "create_web_app.<locals>.messages",
+    "create_agent_app.<locals>.on_message", "floor_app.<locals>.on_message", "main", "<module>", "serve",
+}  # fmt: skip
 
 
 def frame_package(frame: str) -> str:
@@ -317,13 +288,8 @@ def summarize_py_spy(raw: Path, top: int = 30) -> Profile:
         for n, c in inclusive.most_common()
         if n.partition(" (")[0] not in _PIPELINE and n.partition(" (")[2].split(":")[0] not in plumbing
     ]
-    return Profile(
-        "py-spy",
-        [(n, c / total) for n, c in by_function.most_common(top)],
-        informative[:top],
-        under_sdk / total,
-        str(raw),
-    )
+    self_functions = [(n, c / total) for n, c in by_function.most_common(top)]
+    return Profile("py-spy", self_functions, informative[:top], under_sdk / total, str(raw))
 
 
 def cprofile_routes(web_app: web.Application) -> None:

@@ -30,11 +30,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from aiohttp import web
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _host_floor import Floor, langchain_turn, openai_turn
-from _host_models import OneToolLangChainModel, OneToolOpenAIModel, die_with_parent
+from _host_models import OneToolLangChainModel, OneToolOpenAIModel, die_with_parent, serve
 from _host_procs import cprofile_routes
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "hosted_agent" / "agent.py"
@@ -118,7 +116,7 @@ def dump_tasks() -> None:
     sys.stderr.flush()
 
 
-async def serve(args: argparse.Namespace) -> None:
+async def host(args: argparse.Namespace) -> None:
     from opentelemetry import metrics, trace
 
     from agents_a365.emulator import EmulatorAuthorization, TokenIssuer
@@ -152,18 +150,9 @@ async def serve(args: argparse.Namespace) -> None:
             )
         web_app = hosted.create_web_app(app, adapter, anonymous=True)
         cprofile_routes(web_app)
-        runner = web.AppRunner(web_app, access_log=None, shutdown_timeout=2)
-        await runner.setup()
         try:
-            await web.TCPSite(runner, "127.0.0.1", 0, backlog=4096).start()
-            print(f"ready http://127.0.0.1:{runner.addresses[0][1]}", flush=True)
-            reader = asyncio.StreamReader()
-            await asyncio.get_running_loop().connect_read_pipe(
-                lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
-            )
-            await reader.read()  # until the driver closes our stdin
+            await serve(web_app)
         finally:
-            await runner.cleanup()
             if floor is not None:
                 await floor.close()
             for provider in providers:
@@ -181,7 +170,7 @@ def main() -> None:
     args = parser.parse_args()
     die_with_parent()
     logging.basicConfig(level=logging.ERROR)
-    asyncio.run(serve(args))
+    asyncio.run(host(args))
 
 
 if __name__ == "__main__":

@@ -167,21 +167,15 @@ def _convert(service: Any, n: int, repeats: int) -> dict[str, Any]:
 async def _send(service: Any, n: int) -> dict[str, Any]:
     from microsoft_agents_a365.tooling.models import ToolOptions
 
-    count, turn, options = (
-        tcp_connects(),
-        _turn(DEFAULT_AGENT_ID, "user-1"),
-        ToolOptions(orchestrator_name="OpenAI"),
+    count, turn = tcp_connects(), _turn(DEFAULT_AGENT_ID, "user-1")
+    sends = (
+        service.config_service.send_chat_history(turn, [], ToolOptions(orchestrator_name="OpenAI"))
+        for _ in range(n)
     )
     t0, c0 = time.perf_counter(), time.process_time()
-    sends = (service.config_service.send_chat_history(turn, [], options) for _ in range(n))
     results = await asyncio.gather(*sends)
-    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
-    return {
-        "elapsed": elapsed,
-        "cpu": cpu,
-        "succeeded": sum(r.succeeded for r in results),
-        "connections": count(),
-    }
+    elapsed, cpu, ok = time.perf_counter() - t0, time.process_time() - c0, sum(r.succeeded for r in results)
+    return {"elapsed": elapsed, "cpu": cpu, "succeeded": ok, "connections": count()}
 
 
 async def worker() -> None:
@@ -189,10 +183,9 @@ async def worker() -> None:
 
     service = McpToolRegistrationService(logger=logging.getLogger("ms-baseline"))
     auth = _Authorization(os.environ["BENCH_TOKEN_SECRET"])
-    reader = asyncio.StreamReader()
-    await asyncio.get_running_loop().connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
-    )
+    from _host_models import read_stdin
+
+    reader = await read_stdin()
     print(json.dumps({"ready": True}), flush=True)
     while line := await reader.readline():
         cmd = json.loads(line)
@@ -209,7 +202,7 @@ async def worker() -> None:
 
 
 async def host() -> None:
-    from _host_models import OneToolOpenAIModel
+    from _host_models import OneToolOpenAIModel, serve
     from agents import Agent, Runner, SQLiteSession, set_tracing_disabled
     from aiohttp import web
     from microsoft_agents.activity import Activity, ActivityTypes
@@ -277,18 +270,7 @@ async def host() -> None:
         return await start_agent_process(request, app, adapter) or web.Response(status=202)
 
     web_app.router.add_post("/api/messages", messages)
-    runner = web.AppRunner(web_app, access_log=None, shutdown_timeout=2)
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, "127.0.0.1", 0, backlog=4096).start()
-        print(f"ready http://127.0.0.1:{runner.addresses[0][1]}", flush=True)
-        reader = asyncio.StreamReader()
-        await asyncio.get_running_loop().connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
-        )
-        await reader.read()
-    finally:
-        await runner.cleanup()
+    await serve(web_app)
 
 
 if __name__ == "__main__":

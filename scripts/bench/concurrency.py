@@ -93,19 +93,18 @@ async def floor_burst(url: str, headers: dict[str, str], n: int, limit: int) -> 
 
 
 async def our_burst(
-    service: McpToolServerConfigurationService, turn: object, n: int
+    service: McpToolServerConfigurationService, turn: Any, n: int
 ) -> tuple[float, float, int]:
     gc.collect()
     t0, c0 = time.perf_counter(), time.process_time()
-    results = await asyncio.gather(*(service.send_chat_history(turn, [], OPTIONS) for _ in range(n)))  # type: ignore[arg-type]
+    results = await asyncio.gather(*(service.send_chat_history(turn, [], OPTIONS) for _ in range(n)))
     return time.perf_counter() - t0, time.process_time() - c0, sum(r.succeeded for r in results)
 
 
-def floor_target(base_url: str, turn: object) -> tuple[str, dict[str, str]]:
-    headers = {**build_request_headers(turn, orchestrator_name="bench", correlation_id=True)}  # type: ignore[arg-type]
-    return f"{base_url}/agents/real-time-threat-protection/chat-message", headers | {
-        "Content-Type": "application/json"
-    }
+def floor_target(base_url: str, turn: Any) -> tuple[str, dict[str, str]]:
+    headers = build_request_headers(turn, orchestrator_name="bench", correlation_id=True)
+    headers["Content-Type"] = "application/json"
+    return f"{base_url}/agents/real-time-threat-protection/chat-message", headers
 
 
 async def child_burst(url: str, n: int) -> None:
@@ -123,19 +122,8 @@ async def child_burst(url: str, n: int) -> None:
 async def checkout_burst(tree: Path, url: str, n: int) -> dict[str, float]:
     """CPU per send (s) of ours and of the floor, one burst each in a fresh process of checkout ``tree``."""
     uv = os.environ.get("UV") or shutil.which("uv") or "uv"  # ``uv run`` names itself in UV
-    command = [
-        uv,
-        "run",
-        "--frozen",
-        "--directory",
-        str(tree),
-        "python",
-        __file__,
-        "--child",
-        url,
-        "--sends",
-        str(n),
-    ]
+    command = [uv, "run", "--frozen", "--directory", str(tree), "python", __file__]
+    command += ["--child", url, "--sends", str(n)]
     out = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True)
     if out.returncode:
         sys.exit(f"{tree}: {out.stderr[-2000:]}")
@@ -169,9 +157,8 @@ async def layers(
 
         async def through_transport() -> None:
             async with limit, asyncio.timeout(deadline):
-                request = httpx.Request(
-                    "POST", url, headers=headers, content=BODY, extensions={"timeout": {}}
-                )
+                timeouts: dict[str, Any] = {"timeout": {}}
+                request = httpx.Request("POST", url, headers=headers, content=BODY, extensions=timeouts)
                 response = await transport.handle_async_request(request)
                 try:
                     async for _ in response.aiter_raw():
@@ -186,14 +173,13 @@ async def layers(
                 )
 
         async def send_loop() -> None:
-            telemetry, client, cfg = (
-                SendTelemetry(read_turn(turn)),
+            client, cfg, telemetry = (
                 service.http_client,
                 service.configuration,
+                SendTelemetry(read_turn(turn)),
             )
-            assert (
-                await send_chat_history_request(client, url, BODY, headers, cfg, loop_slots, telemetry)
-            ).succeeded
+            sent = await send_chat_history_request(client, url, BODY, headers, cfg, loop_slots, telemetry)
+            assert sent.succeeded
 
         async def ours() -> None:
             assert (await service.send_chat_history(turn, [], OPTIONS)).succeeded
@@ -222,14 +208,8 @@ async def layers(
 
 
 async def main() -> None:
-    args = start(
-        "Concurrent threat-protection sends (targets 5, 15, 26)",
-        sends=1000,
-        rounds=3,
-        against=[],
-        child=None,
-        layers=False,
-    )
+    title = "Concurrent threat-protection sends (targets 5, 15, 26)"
+    args = start(title, sends=1000, rounds=3, against=[], child=None, layers=False)
     if args.child:
         return await child_burst(args.child, args.sends)
     trees = {"this checkout": ROOT, **{p: Path(p) for p in args.against}}
@@ -245,35 +225,28 @@ async def main() -> None:
             await service.send_chat_history(turn, [], OPTIONS)  # warm-up
             await msw.call("send", n=10)
 
-            async def ms_burst() -> tuple[float, float, int, int]:
-                r = await msw.call("send", n=n)
-                return r["elapsed"], r["cpu"], r["succeeded"], r["connections"]
+            async def burst(side: str) -> tuple[float, float, int, int]:
+                """Wall time, CPU, successes and TCP connections opened (counted in the sending process)."""
+                if side == "ms":
+                    r = await msw.call("send", n=n)
+                    return r["elapsed"], r["cpu"], r["succeeded"], r["connections"]
+                count = tcp_connects()
+                if side == "ours":
+                    return (*await our_burst(service, turn, n), count())
+                return (*await floor_burst(*floor_target(emu.base_url, turn), n, slots), count())
 
             for _ in range(args.rounds):
                 for side in ("ours", "ms", "floor"):
                     emu.control("DELETE", "/requests")
-                    if side == "ms":
-                        wall, cpu, ok, connections = await ms_burst()
-                    else:
-                        count = tcp_connects()
-                        burst = (
-                            our_burst(service, turn, n)
-                            if side == "ours"
-                            else floor_burst(*floor_target(emu.base_url, turn), n, slots)
-                        )
-                        wall, cpu, ok = await burst
-                        connections = count()
+                    wall, cpu, ok, connections = await burst(side)
                     for key, value in (("", wall), ("_cpu", cpu), ("_ok", ok), ("_conn", connections)):
                         s.add(side + key, value)
                     lost[side] += n - min(ok, len(emu.control("GET", "/chat-messages")))
                 for name, tree in trees.items() if args.against else ():
                     emu.control("DELETE", "/requests")
                     per_tree[name].append(await checkout_burst(tree, emu.base_url, n))
-    print(
-        f"{n} concurrent sends x {args.rounds} rounds (interleaved), medians; chat_history_concurrency {slots}, ",
-        end="",
-    )
-    print(f"max_connections {cfg.max_connections}\n")
+    limits = f"chat_history_concurrency {slots}, max_connections {cfg.max_connections}"
+    print(f"{n} concurrent sends x {args.rounds} rounds (interleaved), medians; {limits}\n")
     sides = {
         "ours": "ours (one pooled client)",
         "floor": "floor (raw aiohttp, same bodies, same limit)",
@@ -286,21 +259,19 @@ async def main() -> None:
     )  # fmt: skip
     if args.against:
         print(f"Same run, a fresh process per checkout and round (medians of {args.rounds} rounds):\n")
-        med = {
-            name: {k: median([r[k] for r in runs]) for k in ("ours", "floor")}
-            for name, runs in per_tree.items()
-        }
-        this = med["this checkout"]["ours"]
-        rows = [
-            [
-                name,
-                f"{m['ours'] * 1000:.3f} ms",
-                f"{m['floor'] * 1000:.3f} ms",
-                f"{median([r['ours'] / r['floor'] for r in per_tree[name]]):.2f}",
-                f"{this / m['ours']:.2f}",
-            ]
-            for name, m in med.items()
-        ]
+        this, rows = median([r["ours"] for r in per_tree["this checkout"]]), []
+        for name, runs in per_tree.items():
+            ours, floor = (median([r[k] for r in runs]) for k in ("ours", "floor"))
+            ratio = median([r["ours"] / r["floor"] for r in runs])
+            rows.append(
+                [
+                    name,
+                    f"{ours * 1000:.3f} ms",
+                    f"{floor * 1000:.3f} ms",
+                    f"{ratio:.2f}",
+                    f"{this / ours:.2f}",
+                ]
+            )
         table(
             rows, ["checkout", "ours: CPU per send", "floor: CPU per send", "ours / floor", "this / checkout"]
         )
