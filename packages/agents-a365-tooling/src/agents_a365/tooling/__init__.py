@@ -12,6 +12,7 @@ from .constants import DEFAULT_PLATFORM_ENDPOINT, DEFAULT_PLATFORM_SCOPE, PLATFO
 from .errors import (
     ChatHistorySendError,
     McpServerConnectionError,
+    McpServerUnavailableError,
     SendFailureCause,
     TokenAcquisitionError,
     ToolingError,
@@ -36,6 +37,7 @@ __all__ = [
     "Headers",
     "MCPServerConfig",
     "McpServerConnectionError",
+    "McpServerUnavailableError",
     "McpToolServerConfigurationService",
     "SendFailureCause",
     "TokenAcquisitionError",

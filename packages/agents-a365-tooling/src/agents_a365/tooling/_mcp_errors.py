@@ -13,14 +13,22 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from mcp import types
 
 from ._redact import McpErrorType, describe_error, leaf, scrub, scrubbed
-from .errors import McpServerConnectionError
+from .errors import McpServerConnectionError, McpServerUnavailableError
 from .models import MCPServerConfig
 
 if TYPE_CHECKING:
     from ._cache import ToolDefinitionCache
     from ._spans import ToolCallSpan
 
-__all__ = ["check_structured", "describe", "error_code", "failed", "list_servers", "tool_call_result"]
+__all__ = [
+    "DefinitionMismatch",
+    "check_structured",
+    "describe",
+    "error_code",
+    "failed",
+    "list_servers",
+    "tool_call_result",
+]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -29,13 +37,14 @@ T = TypeVar("T")
 async def tool_call_result(
     call: Awaitable[T], span: ToolCallSpan, server: MCPServerConfig, cache: ToolDefinitionCache | None
 ) -> T:
-    """``await call`` (one tool call) with ``span`` recording its result. A failure of the call itself (not
-    the tool's own error result) drops the server's cached definitions, so the next turn lists it again,
-    and is raised with token-shaped text scrubbed: a server may echo the bearer token in its error."""
+    """``await call`` (one tool call) with ``span`` recording its result. A failure that shows the server's
+    cached definitions wrong (an unknown tool, arguments or a result that break their schema) drops them, so
+    the next turn lists it again; a transient one (timeout, connection, HTTP 5xx) keeps them. Raised with
+    token-shaped text scrubbed: a server may echo the bearer token in its error."""
     try:
         result = await call
     except Exception as exc:
-        if cache is not None:
+        if cache is not None and isinstance(exc, DefinitionMismatch):
             cache.invalidate(server.url, server.headers)
         clean = scrubbed(exc)
         if clean is exc:
@@ -46,11 +55,23 @@ async def tool_call_result(
     raise clean  # outside the handler: the original (with the server's text) is neither cause nor context
 
 
-def failed(server: MCPServerConfig, text: str) -> McpServerConnectionError:
-    return McpServerConnectionError(
+class DefinitionMismatch(McpServerConnectionError):
+    """The server's answer shows the definitions we hold are wrong (JSON-RPC -32601/-32602: an unknown tool or
+    invalid arguments; a result that breaks the output schema)."""
+
+
+def failed(
+    server: MCPServerConfig,
+    text: str,
+    *,
+    transient: bool = False,
+    kind: type[McpServerConnectionError] = McpServerConnectionError,
+) -> McpServerConnectionError:
+    return kind(
         f"MCP server {server.mcp_server_name!r} at {server.url} failed: {text}",
         server_name=server.mcp_server_name,
         url=server.url,
+        transient=transient,
     )
 
 
@@ -90,7 +111,7 @@ def check_structured(
             problem = f"returned structured content that does not match its output schema: {scrub(exc.message)[:300]}"
         except Exception as exc:  # a broken schema, an unresolvable $ref
             problem = f"has an unusable output schema ({type(exc).__name__})"
-    raise failed(server, f"tool {name!r} {problem}")
+    raise failed(server, f"tool {name!r} {problem}", kind=DefinitionMismatch)
 
 
 async def list_servers(
@@ -132,6 +153,12 @@ async def list_servers(
                 f"{first} (also failed: {others})", server_name=first.server_name, url=first.url
             ) from first.__cause__
         raise first
-    for failure in failures:
-        logger.warning("skipping MCP server %r: %s", failure.server_name, failure)
+    for failure in failures:  # a server known down: its breaker warned once for the outage
+        unavailable = isinstance(failure, McpServerUnavailableError)
+        logger.log(
+            logging.DEBUG if unavailable else logging.WARNING,
+            "skipping MCP server %r: %s",
+            failure.server_name,
+            failure,
+        )
     return listed, failures

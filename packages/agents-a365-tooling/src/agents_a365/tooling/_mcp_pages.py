@@ -30,7 +30,9 @@ class SessionGone(Exception):
 
 
 class ListingError(ValueError):
-    """The server answered, but not with the tools."""
+    """The server answered, but not with the tools (``transient``: with HTTP 5xx/429)."""
+
+    transient = False
 
 
 def _page(
@@ -69,7 +71,9 @@ async def _request(client: Any, server: MCPServerConfig, message: dict[str, Any]
         if response.status_code == 404:
             raise SessionGone("tools/list: HTTP 404 (the server ended the session)")
         if not 200 <= response.status_code < 300:  # redirects too: never followed with the token
-            raise ListingError(f"tools/list: HTTP {response.status_code}")
+            error = ListingError(f"tools/list: HTTP {response.status_code}")
+            error.transient = response.status_code >= 500 or response.status_code == 429
+            raise error
         if response.headers.get("content-type", "").startswith("text/event-stream"):
             async for event in EventSource(response).aiter_sse():  # the answer may come before the end
                 if event.event == "message" and event.data:

@@ -20,13 +20,20 @@ from mcp.client.streamable_http import streamable_http_client
 
 from agents_a365.runtime import get_sdk_version, validate_token
 
-from ._mcp_errors import describe, error_code, failed
+from ._mcp_errors import DefinitionMismatch, describe, error_code, failed
 from ._mcp_pages import SessionGone
 from ._redact import describe_error, leaf
 from ._telemetry_hooks import mcp_session_span
 from .errors import McpServerConnectionError
 from .headers import TOOLING_DISTRIBUTION
-from .mcp_http import McpResponseTooLarge, SharedTransport, is_dropped_connection, mcp_http_client_factory
+from .mcp_http import (
+    REQUEST_FAILED,
+    McpResponseTooLarge,
+    SharedTransport,
+    is_dropped_connection,
+    is_transient,
+    mcp_http_client_factory,
+)
 from .models import MCPServerConfig
 
 if TYPE_CHECKING:
@@ -77,7 +84,9 @@ class Session:
 
         try:
             async with contextlib.AsyncExitStack() as stack:
-                async with asyncio.timeout(pool.timeout or None):  # a connect nobody waits for ends too
+                # A connect nobody waits for ends too; at most a few connect to one server at once (after
+                # an outage every user's session opens again: a herd would take the server down again).
+                async with asyncio.timeout(pool.timeout or None), pool.breaker(server.url).opens:
                     client = mcp_http_client_factory(
                         dict(server.headers), max_bytes=pool.max_response_bytes, transport=transport
                     )
@@ -91,7 +100,7 @@ class Session:
                         hello = await session.initialize()
                 version = getattr(hello, "protocolVersion", None) or getattr(hello, "protocol_version", "")
                 client.headers["mcp-protocol-version"] = str(version)  # what mcp's requests carry too
-                self.client = client
+                self.client, client.opened = client, True
                 pool.opened += 1
                 logger.debug("MCP session %r opened", name)
                 self.ready.set_result(session)
@@ -110,8 +119,10 @@ class Session:
             if not self.ready.done():
                 # A connection dropped on the wire (a reused keep-alive connection the server closed):
                 # worth one new session; anything else fails the callers now.
-                retry = is_dropped_connection(leaf(exc))
-                self.ready.set_exception(SessionGone(text) if retry else failed(server, text))
+                retry, transient = is_dropped_connection(leaf(exc)), is_transient(leaf(exc))
+                self.ready.set_exception(
+                    SessionGone(text) if retry else failed(server, text, transient=transient)
+                )
             elif not isinstance(exc, asyncio.CancelledError):
                 self.ended = text  # why, for the requests it ended under (an HTTP 503 on a call)
                 logger.debug("MCP session %r ended: %s", name, text)
@@ -144,7 +155,8 @@ class Session:
             if idempotent and not self.failure:
                 raise SessionGone("the session ended during the request")
             ended = f" ({self.ended})" if self.ended else ""
-            raise failed(self.server, self.failure or f"the session ended during the request{ended}")
+            text = self.failure or f"the session ended during the request{ended}"
+            raise failed(self.server, text, transient=not self.failure)
         exc = request.exception()
         if exc is None:
             return request.result()
@@ -156,6 +168,13 @@ class Session:
         if isinstance(exc, McpResponseTooLarge):  # our own listing's read: the session is still fine
             raise failed(self.server, str(exc))
         code = error_code(exc)
+        if code == REQUEST_FAILED:  # this request's POST failed (mcp_http.py); the session is still fine
+            transient = bool((exc.error.data or {}).get("transient"))  # type: ignore[attr-defined]
+            if idempotent and transient:
+                raise SessionGone(exc.error.message)  # type: ignore[attr-defined]
+            raise failed(self.server, exc.error.message, transient=transient)  # type: ignore[attr-defined]
+        if code in (-32601, -32602):  # method or tool unknown, invalid arguments: the definitions are wrong
+            raise failed(self.server, describe(exc), kind=DefinitionMismatch)
         if code == _SESSION_TERMINATED or isinstance(exc, SessionGone):  # the server forgot the session
             self.pool._retire(self)  # (a 404: it did not run the request)
             raise SessionGone(describe(exc))
@@ -164,7 +183,10 @@ class Session:
             await asyncio.wait((self.holder,), timeout=1.0)  # let it record why (an over-cap answer)
             if idempotent and not self.failure:
                 raise SessionGone(describe_error(exc))
-        raise failed(self.server, self.failure or describe(exc))
+        transient = not self.failure and (is_transient(leaf(exc)) or getattr(exc, "transient", False))
+        if idempotent and transient and not isinstance(exc, TimeoutError):
+            raise SessionGone(describe(exc))  # a listing whose connection failed: once more
+        raise failed(self.server, self.failure or describe(exc), transient=transient)
 
 
 def token_lifetime(headers: dict[str, str], skew: float) -> float:

@@ -23,10 +23,12 @@ from typing import Any, TypeVar
 
 from mcp import ClientSession, types
 
+from ._breaker import Breaker
 from ._mcp_errors import check_structured, failed
 from ._mcp_pages import MAX_LIST_PAGES, SessionGone, list_tool_pages
 from ._session import Key, Session, token_lifetime
 from ._spans import is_tool_error
+from .errors import McpServerConnectionError
 from .mcp_http import DEFAULT_MAX_MCP_RESPONSE_BYTES, SharedTransport
 from .models import MCPServerConfig
 
@@ -87,6 +89,10 @@ class McpSessionPool:
         self._closed = False
         self._due, self._due_idle = -math.inf, self.idle_timeout  # when prune() next has work, for which idle
         self.opened = 0  # sessions opened so far
+        # Per server: fail at once after this many transient failures in a row (0: never), for this many
+        # seconds, then one probe; at most open_concurrency sessions opening to it at once (_breaker.py).
+        self.breaker_threshold, self.breaker_cooldown, self.open_concurrency = 5, 5.0, 16
+        self._breakers: dict[str, Breaker] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -173,17 +179,37 @@ class McpSessionPool:
             finally:
                 self._release(entry)
 
+        breaker, outcome = self.breaker(server.url), None
+        probe = breaker.admit(server, self.breaker_threshold)  # a server known down: fail at once
         try:
             async with asyncio.timeout(self.timeout or None):
                 try:
-                    return await once()
+                    result = await once()
                 except SessionGone as gone:
                     logger.debug("MCP server %r: session gone (%s): a new session, once", server.name, gone)
-                return await once()
+                    result = await once()
+            outcome = True
+            return result
         except SessionGone as gone:
-            raise failed(server, str(gone)) from None
+            outcome = False
+            raise failed(server, str(gone), transient=True) from None
         except TimeoutError:
-            raise failed(server, f"TimeoutError (did not answer within {self.timeout} s)") from None
+            outcome = False
+            raise failed(
+                server, f"TimeoutError (did not answer within {self.timeout} s)", transient=True
+            ) from None
+        except McpServerConnectionError as exc:
+            outcome = not exc.transient
+            raise
+        finally:
+            breaker.record(server, outcome, probe, self.breaker_threshold, self.breaker_cooldown)
+
+    def breaker(self, url: str) -> Breaker:
+        """The circuit breaker of the server at ``url`` (and its bound on sessions opening at once)."""
+        found = self._breakers.get(url)
+        if found is None:
+            found = self._breakers[url] = Breaker(self._clock, self.open_concurrency)
+        return found
 
     # -- entries ---------------------------------------------------------------------------------------
     def _acquire(self, server: MCPServerConfig) -> Session:
@@ -241,6 +267,8 @@ class McpSessionPool:
         if now < self._due and self.idle_timeout == self._due_idle:
             return  # nothing is due yet: every request would otherwise scan every session
         self._due, self._due_idle = math.inf, self.idle_timeout
+        used = {key[0] for key in self._entries}  # breakers of servers in use, or failing, are kept
+        self._breakers = {url: b for url, b in self._breakers.items() if b.failures or url in used}
         for entry in list(self._entries.values()):
             idle_at = entry.last_used + self.idle_timeout if entry.users == 0 else math.inf
             if entry.expires_at <= now or idle_at <= now:

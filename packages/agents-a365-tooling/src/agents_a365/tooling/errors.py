@@ -7,6 +7,7 @@ from typing import Literal
 __all__ = [
     "ChatHistorySendError",
     "McpServerConnectionError",
+    "McpServerUnavailableError",
     "SendFailureCause",
     "TokenAcquisitionError",
     "ToolServerConfigurationError",
@@ -43,12 +44,25 @@ class TokenAcquisitionError(ToolingError):
 
 
 class McpServerConnectionError(ToolingError):
-    """An MCP server could not be reached or refused the session."""
+    """An MCP server could not be reached or refused the session. ``transient``: it did not answer (timeout,
+    connection lost, HTTP 5xx/429), so a later request may succeed."""
 
-    def __init__(self, message: str, *, server_name: str, url: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, server_name: str, url: str | None = None, transient: bool = False
+    ) -> None:
         super().__init__(message)
         self.server_name = server_name
         self.url = url
+        self.transient = transient
+
+
+class McpServerUnavailableError(McpServerConnectionError):
+    """Failed at once, unsent: the server's circuit breaker is open (it failed ``mcp_breaker_threshold``
+    times in a row); ``retry_after`` seconds until one probe request may try it again."""
+
+    def __init__(self, message: str, *, server_name: str, url: str | None, retry_after: float) -> None:
+        super().__init__(message, server_name=server_name, url=url, transient=True)
+        self.retry_after = retry_after
 
 
 SendFailureCause = Literal["queue_timeout", "timeout", "response_too_large", "unreachable", "http_status"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
+import json
 import ssl
 from collections.abc import AsyncIterator
 from typing import Any
@@ -18,6 +19,7 @@ import aiohttp
 import httpx
 from httpx_aiohttp import AiohttpTransport
 
+from ._redact import describe_error
 from ._transport import NoCookies, environment_proxies, proxy_for
 
 __all__ = [
@@ -33,6 +35,9 @@ DEFAULT_MAX_MCP_RESPONSE_BYTES = 16 * 1024 * 1024
 _MCP_HTTPX: Any = (
     importlib.import_module("httpx2") if int(importlib.metadata.version("mcp").split(".")[0]) >= 2 else httpx
 )
+REQUEST_FAILED = -32050
+"""The JSON-RPC error code of a request whose POST failed (``data.transient``: no answer, or HTTP 5xx/429)."""
+_UNSENT_RETRIES = 3  # stale connections tried in a row before the failure stands
 # mcp's own defaults (``create_mcp_http_client``): 30 s per request, 5 min between events of a stream.
 _TIMEOUT, _SSE_READ_TIMEOUT = 30.0, 300.0
 
@@ -79,13 +84,26 @@ class _CappedClient(_MCP_HTTPX.AsyncClient):  # type: ignore[misc]
     posts = 0
     """POSTs waiting for their answer (the session's end lets them arrive, the initialized notification too)."""
 
+    opened = False
+    """The session is open: from then on one request's failure is that request's answer (below)."""
+
     async def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
         posting = request.method == "POST"
         self.posts += posting
         try:
             response = await super().send(request, stream=True, **kwargs)
+        except _MCP_HTTPX.TransportError as exc:
+            if (answer := self._failed(request, describe_error(exc.__cause__ or exc), True)) is None:
+                raise
+            return answer
         finally:
             self.posts -= posting
+        status = response.status_code
+        if status >= 300 and status != 404:  # (mcp answers a 404 itself: the session is gone)
+            answer = self._failed(request, f"HTTP {status}", status >= 500 or status in (408, 429))
+            if answer is not None:
+                await response.aclose()
+                return answer
         self.mcp_session_id = response.headers.get("mcp-session-id") or self.mcp_session_id
         declared = response.headers.get("content-length", "")
         if declared.isascii() and declared.isdigit() and int(declared) > self.max_bytes:
@@ -98,6 +116,21 @@ class _CappedClient(_MCP_HTTPX.AsyncClient):  # type: ignore[misc]
             finally:
                 await response.aclose()
         return response
+
+    def _failed(self, request: Any, text: str, transient: bool) -> Any:
+        """mcp's transport raises a failed POST in the task group of the whole session, which ends it under
+        every request in flight on it: once the session is open, a request of mcp's (not a notification, not
+        our listing's) is answered with a JSON-RPC error of its own instead, and only it fails."""
+        try:
+            message = json.loads(request.content) if self.opened and request.method == "POST" else None
+        except ValueError:
+            return None
+        if not isinstance(message, dict) or "id" not in message or str(message["id"]).startswith("a365-"):
+            return None
+        error = {"code": REQUEST_FAILED, "message": text, "data": {"transient": transient}}
+        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}).encode()
+        headers = {"content-type": "application/json"}
+        return _MCP_HTTPX.Response(200, headers=headers, content=body, request=request)
 
 
 @functools.cache
@@ -138,7 +171,18 @@ class SharedTransport(_MCP_HTTPX.AsyncBaseTransport):  # type: ignore[misc]
     async def handle_async_request(self, request: Any) -> Any:
         proxy = None if self._proxies is None else proxy_for(str(request.url), self._proxies)
         transport = self._via.get(proxy) or self._via.setdefault(proxy, self._transport(proxy))
-        return await transport.handle_async_request(request)
+        for attempt in range(_UNSENT_RETRIES, -1, -1):
+            try:
+                return await transport.handle_async_request(request)
+            except _MCP_HTTPX.TransportError as exc:
+                # A pooled keep-alive connection the server had closed: the request could not be written,
+                # so the server has none of it (what httpcore retries on, before sending): again, on another
+                # connection (aiohttp dropped that one). Anything else may have reached the server.
+                cause = exc.__cause__
+                unsent = isinstance(cause, aiohttp.ClientOSError) and "Can not write request" in str(cause)
+                if not (unsent and attempt):
+                    raise
+        raise AssertionError("unreachable")
 
     async def aclose(self) -> None:
         pass
@@ -173,6 +217,11 @@ def mcp_http_client_factory(
     )
     client.max_bytes = max_bytes
     return client
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether ``exc`` says the server did not answer (no answer in time, the connection lost or refused)."""
+    return isinstance(exc, TimeoutError | OSError | aiohttp.ClientError | _MCP_HTTPX.TransportError)
 
 
 def is_dropped_connection(exc: BaseException) -> bool:
