@@ -222,6 +222,8 @@ class McpToolServerConfigurationService:
         pool.timeout, pool.idle_timeout = cfg.request_timeout, max(cfg.mcp_session_idle_timeout, 0.0)
         pool.max_sessions, pool.max_response_bytes = cfg.max_mcp_sessions, cfg.max_mcp_response_bytes
         pool.token_expiry_skew = cfg.token_expiry_skew
+        pool.breaker_threshold, pool.breaker_cooldown = cfg.mcp_breaker_threshold, cfg.mcp_breaker_cooldown
+        pool.open_concurrency = cfg.mcp_session_open_concurrency
         return pool
 
     async def get_mcp_client_tools(self, server_name: str, server_config: MCPServerConfig) -> list[Tool]:
