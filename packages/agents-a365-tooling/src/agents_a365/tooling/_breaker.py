@@ -32,9 +32,11 @@ def _count(event: str) -> None:
 class Breaker:
     def __init__(self, clock: Callable[[], float], open_concurrency: int) -> None:
         self._clock = clock
-        self.failures = 0  # transient failures in a row
-        self.open_until = 0.0
-        self.probing = False
+        self.failures, self.open_until, self.probing = (
+            0,
+            0.0,
+            False,
+        )  # transient failures in a row; open; probe out
         self.opens = asyncio.Semaphore(max(open_concurrency, 1))  # sessions being opened to the server
 
     def admit(self, server: MCPServerConfig, threshold: int) -> bool:
@@ -59,23 +61,13 @@ class Breaker:
     ) -> None:
         """A request's outcome: answered (``True``), a transient failure (``False``), or neither (cancelled)."""
         self.probing = self.probing and not probe
-        if ok is None:
-            return
-        if ok:
-            if threshold > 0 and self.failures >= threshold:
-                logger.warning("MCP server %r answers again: circuit breaker closed", server.mcp_server_name)
-            self.failures = 0
-            return
-        self.failures += 1
-        if threshold > 0 and self.failures >= threshold:
+        if ok and 0 < threshold <= self.failures:
+            logger.warning("MCP server %r answers again: circuit breaker closed", server.mcp_server_name)
+        if ok is not None:
+            self.failures = 0 if ok else self.failures + 1
+        if not ok and 0 < threshold <= self.failures:
             self.open_until = self._clock() + cooldown
             if self.failures == threshold:  # once per outage: later failures only extend the cool-down
                 _count("opened")
-                logger.warning(
-                    "MCP server %r at %s failed %d requests in a row: its requests fail at once for %g s, "
-                    "then one probe decides",
-                    server.mcp_server_name,
-                    server.url,
-                    threshold,
-                    cooldown,
-                )
+                text = "MCP server %r failed %d requests in a row: its requests fail at once for %g s, then one probe"
+                logger.warning(text, server.mcp_server_name, threshold, cooldown)

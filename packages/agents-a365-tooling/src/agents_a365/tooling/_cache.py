@@ -41,6 +41,9 @@ class _Flight(Generic[V]):
     waiters: int = 0
 
 
+STALE_IF_ERROR = 4
+"""An entry whose refresh failed keeps serving (stale lookups) until it is this many TTLs old."""
+
 MAX_REFRESHES = 4
 """Background refreshes in flight per cache: when every user's entry expires at once, the refreshes trickle
 (an entry waiting for a slot still serves) instead of competing with the turns for the servers."""
@@ -59,23 +62,28 @@ class AsyncTTLCache(Generic[V]):
         self._entries: OrderedDict[Hashable, tuple[V, float, float]] = OrderedDict()  # value, stored at, ttl
         self._pending: dict[Hashable, _Flight[V]] = {}
         self._refreshing = 0  # background refreshes in flight (at most MAX_REFRESHES)
+        self._failing: set[Hashable] = (
+            set()
+        )  # keys whose last refresh failed: served up to STALE_IF_ERROR TTLs
         self._max_entries = max_entries  # a function is read at each store (a setting changed at run time)
         self._clock = clock
 
     def lookup(self, key: Hashable, ttl: float | None = None, stale: bool = False) -> tuple[V, bool] | None:
         """``(value, fresh)`` if the entry is fresh: younger than ``ttl`` when given (a TTL read from the
         settings at each use applies to entries already stored), else than the TTL it was stored with; with
-        ``stale``, an entry expired less than one TTL ago too (not fresh)."""
+        ``stale``, an entry expired less than one TTL ago too (not fresh), or less than ``STALE_IF_ERROR`` TTLs
+        old while its refreshes fail."""
         entry = self._entries.get(key)
         if entry is None:
             return None
         value, stored_at, stored_ttl = entry
         limit = stored_ttl if ttl is None else ttl
         age = self._clock() - stored_at
-        if age >= 2 * limit:  # kept until then: a stale lookup may still serve it
+        if age >= STALE_IF_ERROR * limit:  # kept until then: a stale lookup may still serve it
             del self._entries[key]
+            self._failing.discard(key)
             return None
-        if age >= limit and not stale:
+        if age >= limit and not (stale and (age < 2 * limit or key in self._failing)):
             return None
         self._entries.move_to_end(key)
         return value, age < limit
@@ -84,6 +92,7 @@ class AsyncTTLCache(Generic[V]):
         if ttl <= 0:
             return
         self._entries[key] = (value, self._clock(), ttl)
+        self._failing.discard(key)
         self._entries.move_to_end(key)
         limit = self._max_entries() if callable(self._max_entries) else self._max_entries
         while len(self._entries) > limit:
@@ -100,8 +109,9 @@ class AsyncTTLCache(Generic[V]):
         """``(value, hit)``: the cached value (fresh as :meth:`lookup` says), or ``create()``'s ``(value,
         ttl)``; one creation per key at a time (``hit``: this caller started none). Without a key,
         ``create()``'s value, uncached. With ``stale``, an entry expired less than one TTL ago is returned at
-        once and refreshed in the background: a caller never waits on, nor fails with, that refresh (a failed
-        one keeps the entry until it is two TTLs old; at most ``MAX_REFRESHES`` run at a time). Lookups are
+        once and refreshed in the background: a caller never waits on, nor fails with, that refresh (while
+        refreshes fail, the entry serves until it is ``STALE_IF_ERROR`` TTLs old; at most ``MAX_REFRESHES`` run
+        at a time). Lookups are
         counted as :attr:`name` says."""
         if key is None:
             return (await create())[0], False
@@ -124,6 +134,12 @@ class AsyncTTLCache(Generic[V]):
                 if flight.waiters == 0 and not flight.task.done():
                     flight.task.cancel()
                 raise
+            except Exception:  # stale-if-error: an entry too old to serve at once still beats a failure
+                kept = self._entries.get(key) if stale else None
+                if kept is None or self._clock() - kept[1] >= STALE_IF_ERROR * (ttl or kept[2]):
+                    raise
+                self._failing.add(key)
+                value = kept[0]
         if self.name is not None:
             cache_lookup(self.name, hit=hit)
         return value, hit
@@ -153,15 +169,19 @@ class AsyncTTLCache(Generic[V]):
         flight = self._pending.pop(key)  # the key's only flight: no other starts while it is pending
         if not task.cancelled() and (error := task.exception()) is not None and not flight.waiters:
             # A background refresh: the entry it was to replace still serves; nobody else hears of it.
+            if key in self._entries:
+                self._failing.add(key)
             logger.debug(
                 "refreshing a cached entry failed (%s); the stale one still serves", type(error).__name__
             )
 
     def invalidate(self, key: Hashable) -> None:
         self._entries.pop(key, None)
+        self._failing.discard(key)
 
     def clear(self) -> None:
         self._entries.clear()
+        self._failing.clear()
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -50,6 +50,9 @@ class ToolingConfiguration(RuntimeConfiguration):
     ``mcp_session_idle_timeout``            ``A365_MCP_SESSION_IDLE_TIMEOUT``           60 s (0: no reuse)
     ``max_mcp_sessions``                    ``A365_MAX_MCP_SESSIONS``                   256 kept open
     ``cache_max_entries``                   ``A365_CACHE_MAX_ENTRIES``                  16,384 per cache
+    ``mcp_breaker_threshold``               ``A365_MCP_BREAKER_THRESHOLD``              5 failures (0: off)
+    ``mcp_breaker_cooldown``                ``A365_MCP_BREAKER_COOLDOWN``               5 s
+    ``mcp_session_open_concurrency``        ``A365_MCP_SESSION_OPEN_CONCURRENCY``       16 per server
     ======================================  ==========================================  ==========
 
     ``use_tooling_manifest`` unset means "use the manifest in a development environment"
@@ -69,7 +72,10 @@ class ToolingConfiguration(RuntimeConfiguration):
     sessions (``session_pool``: listings and both extensions' calls, kept across turns per server and user
     token) close when unused for ``mcp_session_idle_timeout``; at most ``max_mcp_sessions`` stay open. Each
     cache (tokens, discovery results, tool definitions: per user) keeps at most ``cache_max_entries``, the least
-    recently used going first.
+    recently used going first. An MCP server that failed ``mcp_breaker_threshold`` requests in a row (no answer
+    in time, connection lost, HTTP 5xx/429) fails its requests at once for ``mcp_breaker_cooldown`` s, then
+    one probe decides; at most ``mcp_session_open_concurrency`` sessions open to one server at once
+    (docs/reliability.md).
     """
 
     mcp_platform_endpoint = Setting("MCP_PLATFORM_ENDPOINT", DEFAULT_PLATFORM_ENDPOINT, _parse_endpoint)
@@ -103,6 +109,9 @@ class ToolingConfiguration(RuntimeConfiguration):
     mcp_session_idle_timeout = Setting("A365_MCP_SESSION_IDLE_TIMEOUT", 60.0, parse_float)
     max_mcp_sessions = Setting("A365_MAX_MCP_SESSIONS", 256, int)
     cache_max_entries = Setting("A365_CACHE_MAX_ENTRIES", DEFAULT_CACHE_MAX_ENTRIES, int)
+    mcp_breaker_threshold = Setting("A365_MCP_BREAKER_THRESHOLD", 5, int)
+    mcp_breaker_cooldown = Setting("A365_MCP_BREAKER_COOLDOWN", 5.0, parse_float)
+    mcp_session_open_concurrency = Setting("A365_MCP_SESSION_OPEN_CONCURRENCY", 16, int)
 
     def __init__(
         self,
@@ -130,6 +139,9 @@ class ToolingConfiguration(RuntimeConfiguration):
         mcp_session_idle_timeout: Override[float] | None = None,
         max_mcp_sessions: Override[int] | None = None,
         cache_max_entries: Override[int] | None = None,
+        mcp_breaker_threshold: Override[int] | None = None,
+        mcp_breaker_cooldown: Override[float] | None = None,
+        mcp_session_open_concurrency: Override[int] | None = None,
         cluster_category: Override[str] | None = None,
         environment: Override[str] | None = None,
     ) -> None:

@@ -37,7 +37,6 @@ _MCP_HTTPX: Any = (
 )
 REQUEST_FAILED = -32050
 """The JSON-RPC error code of a request whose POST failed (``data.transient``: no answer, or HTTP 5xx/429)."""
-_UNSENT_RETRIES = 3  # stale connections tried in a row before the failure stands
 # mcp's own defaults (``create_mcp_http_client``): 30 s per request, 5 min between events of a stream.
 _TIMEOUT, _SSE_READ_TIMEOUT = 30.0, 300.0
 
@@ -140,9 +139,11 @@ def shared_ssl_context() -> ssl.SSLContext:
     return _MCP_HTTPX.create_ssl_context()  # type: ignore[no-any-return]
 
 
-def _aiohttp_session() -> aiohttp.ClientSession:
+def _aiohttp_session(fresh: bool = False) -> aiohttp.ClientSession:
     # No cookie jar (a server's cookies never come back), the shared TLS context; proxies: httpx routes them.
-    connector = aiohttp.TCPConnector(ssl=shared_ssl_context(), limit=0, keepalive_timeout=4.0)
+    # ``fresh``: a new connection for each request (the resend of a request a stale connection lost).
+    kept = {"force_close": True} if fresh else {"keepalive_timeout": 4.0}
+    connector = aiohttp.TCPConnector(ssl=shared_ssl_context(), limit=0, **kept)
     return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())
 
 
@@ -155,34 +156,39 @@ class SharedTransport(_MCP_HTTPX.AsyncBaseTransport):  # type: ignore[misc]
 
     def __init__(self) -> None:
         self._proxies = environment_proxies()
-        self._via: dict[str | None, Any] = {None: self._transport(None)}  # a proxy's URL (None: straight)
+        # By proxy URL (None: straight): the pooled transport, and one of fresh connections.
+        self._via: dict[tuple[str | None, bool], Any] = {}
 
     @staticmethod
-    def _transport(proxy: str | None) -> Any:
+    def _transport(proxy: str | None, fresh: bool) -> Any:
         via = None if proxy is None else _MCP_HTTPX.Proxy(proxy)
         # aiohttp's pool under httpx's API (mcp 1), as the core's requests: ~2.5 ms less CPU a session.
         if _MCP_HTTPX is httpx:
-            return AiohttpTransport(verify=shared_ssl_context(), client=_aiohttp_session, proxy=via)
+            client = functools.partial(_aiohttp_session, fresh)
+            return AiohttpTransport(verify=shared_ssl_context(), client=client, proxy=via)
         # No bound on connections: each open session holds one for its event stream. Idle ones are
         # dropped before the 5 s idle timeout of common servers, instead of racing their close.
-        limits = _MCP_HTTPX.Limits(max_connections=None, max_keepalive_connections=64, keepalive_expiry=4.0)
+        kept = 0 if fresh else 64
+        limits = _MCP_HTTPX.Limits(max_connections=None, max_keepalive_connections=kept, keepalive_expiry=4.0)
         return _MCP_HTTPX.AsyncHTTPTransport(verify=shared_ssl_context(), limits=limits, proxy=via)
 
-    async def handle_async_request(self, request: Any) -> Any:
+    async def handle_async_request(self, request: Any, fresh: bool = False) -> Any:
         proxy = None if self._proxies is None else proxy_for(str(request.url), self._proxies)
-        transport = self._via.get(proxy) or self._via.setdefault(proxy, self._transport(proxy))
-        for attempt in range(_UNSENT_RETRIES, -1, -1):
-            try:
-                return await transport.handle_async_request(request)
-            except _MCP_HTTPX.TransportError as exc:
-                # A pooled keep-alive connection the server had closed: the request could not be written,
-                # so the server has none of it (what httpcore retries on, before sending): again, on another
-                # connection (aiohttp dropped that one). Anything else may have reached the server.
-                cause = exc.__cause__
-                unsent = isinstance(cause, aiohttp.ClientOSError) and "Can not write request" in str(cause)
-                if not (unsent and attempt):
-                    raise
-        raise AssertionError("unreachable")
+        key = (proxy, fresh)
+        transport = self._via.get(key) or self._via.setdefault(key, self._transport(proxy, fresh))
+        try:
+            return await transport.handle_async_request(request)
+        except _MCP_HTTPX.TransportError as exc:
+            # A pooled keep-alive connection the server had closed (its idle timeout, racing our request):
+            # the request failed before any answer. Sent again on a fresh connection when none of it reached
+            # the server (its body could not be written) or when it changes nothing there (any MCP request
+            # but tools/call: RFC 9112, 9.3.1); a tools/call may have run.
+            cause = exc.__cause__
+            lost = isinstance(cause, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError)
+            unsent = "Can not write request" in str(cause) or b'"tools/call"' not in (request.content or b"")
+            if fresh or not (lost and unsent) or isinstance(cause, aiohttp.ClientConnectorError):
+                raise
+        return await self.handle_async_request(request, fresh=True)
 
     async def aclose(self) -> None:
         pass
