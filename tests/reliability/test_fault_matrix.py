@@ -238,7 +238,8 @@ async def test_langchain_tool_call_dropped_by_the_server_fails_within_the_timeou
             # deadline; never sent twice: the server may have run it). The session itself goes on.
             with elapsed_at_most(WITHIN), guard.raises(McpServerConnectionError) as caught:
                 await tools["list_emails"].ainvoke({})
-            assert "Server disconnected" in str(caught[0]) and caught[0].transient
+            assert "Server disconnected" in str(caught[0])
+            assert caught[0].transient
             # The other server's session is unaffected within the same turn.
             assert "inbox" not in str(await tools["list_events"].ainvoke({"date": "2026-01-01"}))
         assert [

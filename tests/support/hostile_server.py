@@ -113,6 +113,8 @@ class HostileServer:
     requests: list[Request] = field(default_factory=list)
     connections: int = 0
     """TCP connections accepted so far (keep-alive reuse shows as fewer connections than requests)."""
+    idle_timeout: float | None = None
+    """Seconds a keep-alive connection may wait for its next request before the server closes it."""
     _server: asyncio.Server | None = None
     _handlers: set[asyncio.Task[None]] = field(default_factory=set)
     _arrived: asyncio.Event = field(default_factory=asyncio.Event)
@@ -156,11 +158,17 @@ class HostileServer:
         assert task is not None
         self._handlers.add(task)
         self.connections += 1
+        served = False
         try:
             while True:
-                request = await self._read(reader)
+                try:
+                    idle = self.idle_timeout if served else None  # a new connection waits for its first
+                    request = await asyncio.wait_for(self._read(reader), idle)
+                except TimeoutError:  # an idle keep-alive connection: closed, as real servers do
+                    return
                 if request is None:
                     return
+                served = True
                 self.requests.append(request)
                 self._arrived.set()
                 behaviour = next(

@@ -1,0 +1,184 @@
+"""A platform hiccup must not become an outage (issue 38): real servers on 127.0.0.1, an injected clock."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import AsyncIterator
+
+import pytest
+
+from agents_a365.emulator import Emulator, EmulatorConfig, Fault
+from agents_a365.tooling import MCPServerConfig, McpServerConnectionError, McpServerUnavailableError
+from agents_a365.tooling._cache import ToolDefinitionCache
+from agents_a365.tooling.extensibility import McpSessionPool
+from agents_a365.tooling.mcp_http import SharedTransport, mcp_http_client_factory
+from support.clock import FakeClock
+from support.hostile_server import HostileServer, behaviours
+from support.waiting import until
+
+
+@pytest.fixture
+async def emulator() -> AsyncIterator[Emulator]:
+    async with Emulator(EmulatorConfig(mcp_stateless=False)) as emu:
+        yield emu
+
+
+def _mail(emu: Emulator) -> MCPServerConfig:
+    token = emu.server_token("mail")
+    return MCPServerConfig(
+        mcp_server_name="mail", url=emu.server_url("mail"), headers={"Authorization": f"Bearer {token}"}
+    )
+
+
+def _calls(emu: Emulator) -> int:
+    return sum(1 for r in emu.requests_for("mcp", server="mail") if r.jsonrpc_method == "tools/call")
+
+
+async def test_a_request_on_a_keep_alive_connection_the_server_closed_is_sent_again_on_a_fresh_one() -> None:
+    # The server closes a keep-alive connection idle for 5 ms; 20 clients each wait 3-7 ms between requests,
+    # so many requests go out on a connection the server is closing. None of those reached its application
+    # (it counts the requests it read); each is sent again on a fresh connection: no request fails.
+    rng = random.Random(38)
+    failures: list[str] = []
+    async with HostileServer(idle_timeout=0.005) as server:
+        server.route("/mcp", behaviours.respond(200, {"jsonrpc": "2.0", "id": 1, "result": {"tools": []}}))
+        transport = SharedTransport()
+        client = mcp_http_client_factory({}, transport=transport)
+
+        async def user() -> None:
+            for _ in range(50):
+                await asyncio.sleep(rng.uniform(0.003, 0.007))
+                try:
+                    await client.post(
+                        f"{server.base_url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+                    )
+                except Exception as exc:
+                    failures.append(f"{type(exc).__name__}: {exc}")
+
+        try:
+            await asyncio.gather(*(user() for _ in range(20)))
+        finally:
+            await client.aclose()
+            await transport.close()
+        assert failures == []
+        assert len(server.requests) == 1000
+        assert server.connections > 1000 * 0.05  # the race happened: requests were sent on closed connections
+
+
+async def test_one_requests_failure_does_not_end_its_session_for_the_others(emulator: Emulator) -> None:
+    server = _mail(emulator)
+    async with McpSessionPool(timeout=10) as pool:
+        tool = (await pool.list_tools(server))[0].name
+        # The first call is answered 503 after 0.3 s; the second, sent while it waits, after 1 s.
+        emulator.faults.set("mcp:mail", Fault(status=503, mcp_method="tools/call", times=1, latency_ms=300))
+        emulator.faults.set("mcp", Fault(latency_ms=1000, mcp_method="tools/call"))
+
+        async def second() -> object:
+            await until(lambda: _calls(emulator) >= 1)
+            return await pool.call_tool(server, tool, {})
+
+        first, other = await asyncio.gather(
+            pool.call_tool(server, tool, {}), second(), return_exceptions=True
+        )
+        assert isinstance(first, McpServerConnectionError)
+        assert "HTTP 503" in str(first)
+        assert first.transient
+        assert not isinstance(other, BaseException), other  # answered, on the same session
+        await pool.call_tool(server, tool, {})
+        assert pool.opened == 1
+
+
+async def test_definitions_past_their_ttl_serve_while_refreshes_fail_up_to_four_ttls(
+    emulator: Emulator,
+) -> None:
+    clock = FakeClock()
+    cache = ToolDefinitionCache(10.0, clock=clock)
+    server = _mail(emulator)
+    async with McpSessionPool(timeout=5) as pool:
+
+        async def definitions() -> tuple[object, ...]:
+            return await cache.get_or_list(server.url, server.headers, lambda: pool.list_tools(server))
+
+        listed = await definitions()
+        emulator.faults.set("mcp", Fault(status=503, mcp_method="tools/list"))
+        clock.advance(15)  # stale: served at once, refreshed in the background (which fails)
+        assert await definitions() == listed
+        await asyncio.gather(*cache.refreshes(), return_exceptions=True)
+        clock.advance(10)  # 25 s: past two TTLs, its refreshes failing: still served
+        assert await definitions() == listed
+        clock.advance(10)  # 35 s: refreshed (and failed) again, still served
+        assert await definitions() == listed
+        await asyncio.gather(*cache.refreshes(), return_exceptions=True)
+        clock.advance(6)  # 41 s: past four TTLs: the failure stands
+        with pytest.raises(McpServerConnectionError):
+            await definitions()
+        emulator.faults.clear()
+        assert await definitions() == listed
+
+
+async def test_a_transient_call_failure_keeps_the_cached_definitions(emulator: Emulator) -> None:
+    from agents_a365.tooling._spans import NULL_SPAN
+    from agents_a365.tooling.extensibility import tool_call_result
+
+    cache = ToolDefinitionCache(300.0)
+    server = _mail(emulator)
+    async with McpSessionPool(timeout=5) as pool:
+        await cache.get_or_list(server.url, server.headers, lambda: pool.list_tools(server))
+        emulator.faults.set("mcp", Fault(status=503, mcp_method="tools/call", times=1))
+        with pytest.raises(McpServerConnectionError):
+            await tool_call_result(pool.call_tool(server, "list_emails", {}), NULL_SPAN, server, cache)
+        assert cache.get(server.url, server.headers) is not None
+        # A result that breaks the tool's output schema shows the definitions wrong: they go.
+        schema = {"type": "object", "required": ["n"]}
+        call = pool.call_tool(server, "list_emails", {}, output_schema=schema)
+        with pytest.raises(McpServerConnectionError):
+            await tool_call_result(call, NULL_SPAN, server, cache)
+        assert cache.get(server.url, server.headers) is None
+
+
+async def test_the_breaker_opens_fails_at_once_then_one_probe_decides(
+    emulator: Emulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="agents_a365.tooling._sessions")
+    clock = FakeClock()
+    server = _mail(emulator)
+    async with McpSessionPool(timeout=5, clock=clock) as pool:
+        pool.breaker_threshold, pool.breaker_cooldown = 3, 30.0
+        tool = (await pool.list_tools(server))[0].name
+        emulator.faults.set("mcp", Fault(status=503, mcp_method="tools/call"))
+        for _ in range(3):
+            with pytest.raises(McpServerConnectionError):
+                await pool.call_tool(server, tool, {})
+        sent = _calls(emulator)
+        # Open: calls and listings fail at once, unsent.
+        for operation in (pool.call_tool(server, tool, {}), pool.list_tools(server)):
+            with pytest.raises(McpServerUnavailableError) as caught:
+                await operation
+            assert caught.value.retry_after == 30.0
+        assert _calls(emulator) == sent
+        clock.advance(29)
+        with pytest.raises(McpServerUnavailableError):
+            await pool.call_tool(server, tool, {})
+        clock.advance(1)  # the cool-down is over: one probe goes out; it fails, the breaker opens again
+        with pytest.raises(McpServerConnectionError) as probe:
+            await pool.call_tool(server, tool, {})
+        assert not isinstance(probe.value, McpServerUnavailableError)
+        assert _calls(emulator) == sent + 1
+        with pytest.raises(McpServerUnavailableError):
+            await pool.call_tool(server, tool, {})
+        # The server is back: while the probe is on its way, the others still fail at once; it closes the breaker.
+        emulator.faults.set("mcp", Fault(latency_ms=300, mcp_method="tools/call"))
+        clock.advance(30)
+        probing = asyncio.ensure_future(pool.call_tool(server, tool, {}))
+        await until(lambda: _calls(emulator) >= sent + 2)
+        with pytest.raises(McpServerUnavailableError):
+            await pool.call_tool(server, tool, {})
+        await probing
+        emulator.faults.clear()
+        await pool.call_tool(server, tool, {})
+        await pool.list_tools(server)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len([w for w in warnings if "in a row" in w]) == 1, warnings  # one per outage, not per request
+    assert any("answers again" in w for w in warnings)
