@@ -251,7 +251,9 @@ async def test_an_expired_discovery_serves_while_the_gateway_is_down(
         again = await svc.list_tool_servers(turn, authorization, "AGENTIC")  # served at once
         assert [s.mcp_server_name for s in again] == first
         await until(lambda: len(emulator.requests_for("gateway")) == 2)  # the background refresh was tried
-        clock.advance(60)  # two TTLs old, its refreshes failing: still served (stale-if-error), refreshed again
+        clock.advance(
+            60
+        )  # two TTLs old, its refreshes failing: still served (stale-if-error), refreshed again
         again = await svc.list_tool_servers(turn, authorization, "AGENTIC")
         assert [s.mcp_server_name for s in again] == first
         await until(lambda: len(emulator.requests_for("gateway")) == 3)
