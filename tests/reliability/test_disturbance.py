@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 from collections.abc import AsyncIterator
@@ -15,7 +16,8 @@ from agents_a365.tooling._cache import ToolDefinitionCache
 from agents_a365.tooling.extensibility import McpSessionPool
 from agents_a365.tooling.mcp_http import SharedTransport, mcp_http_client_factory
 from support.clock import FakeClock
-from support.hostile_server import HostileServer, behaviours
+from support.hostile_mcp import HostileMcp, _answer
+from support.hostile_server import HostileServer, Request, behaviours
 from support.waiting import until
 
 
@@ -182,3 +184,58 @@ async def test_the_breaker_opens_fails_at_once_then_one_probe_decides(
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len([w for w in warnings if "in a row" in w]) == 1, warnings  # one per outage, not per request
     assert any("answers again" in w for w in warnings)
+
+
+class _UnknownTool(HostileMcp):
+    """Answers every tools/call with JSON-RPC -32602 (the server no longer has the tool)."""
+
+    async def __call__(self, request: Request, writer: asyncio.StreamWriter) -> None:
+        message = json.loads(request.body) if request.method == "POST" else {}
+        if message.get("method") == "tools/call":
+            error = {"code": -32602, "message": "Unknown tool: echo"}
+            _answer(writer, 200, {"jsonrpc": "2.0", "id": message["id"], "error": error})
+            await writer.drain()
+            return
+        await super().__call__(request, writer)
+
+
+async def test_an_unknown_tool_answer_drops_the_cached_definitions() -> None:
+    from agents_a365.tooling._spans import NULL_SPAN
+    from agents_a365.tooling.extensibility import tool_call_result
+
+    cache = ToolDefinitionCache(300.0)
+    async with HostileServer() as host, McpSessionPool(timeout=5) as pool:
+        host.route("/mcp", _UnknownTool())
+        server = MCPServerConfig(mcp_server_name="odd", url=f"{host.base_url}/mcp", headers={})
+        await cache.get_or_list(server.url, server.headers, lambda: pool.list_tools(server))
+        with pytest.raises(McpServerConnectionError, match="Unknown tool") as caught:
+            await tool_call_result(pool.call_tool(server, "echo", {}), NULL_SPAN, server, cache)
+        assert not caught.value.transient
+        assert cache.get(server.url, server.headers) is None  # the definitions are wrong: listed again
+
+
+async def test_sessions_opening_to_one_server_are_bounded(emulator: Emulator) -> None:
+    # A barrier of 3 on initialize: 6 users' sessions opening at once fill it unless at most 2 open at a
+    # time (then each pair goes on after the barrier's timeout, held 2 together).
+    emulator.faults.set(
+        "mcp:mail", Fault(hold_until_concurrent=3, hold_timeout_ms=300, mcp_method="initialize")
+    )
+    servers = [
+        MCPServerConfig(
+            mcp_server_name="mail",
+            url=emulator.server_url("mail"),
+            headers={"Authorization": f"Bearer {emulator.server_token('mail', user_id=f'user-{i}')}"},
+        )
+        for i in range(6)
+    ]
+    async with McpSessionPool(timeout=10) as pool:
+        pool.open_concurrency = 2
+        await asyncio.gather(*(pool.list_tools(s) for s in servers))
+        assert pool.opened == 6
+    held = [
+        r.held_together
+        for r in emulator.requests_for("mcp", server="mail")
+        if r.jsonrpc_method == "initialize"
+    ]
+    assert len(held) == 6
+    assert max(h or 0 for h in held) <= 2
