@@ -32,11 +32,8 @@ def _count(event: str) -> None:
 class Breaker:
     def __init__(self, clock: Callable[[], float], open_concurrency: int) -> None:
         self._clock = clock
-        self.failures, self.open_until, self.probing = (
-            0,
-            0.0,
-            False,
-        )  # transient failures in a row; open; probe out
+        # Transient failures in a row; open until; the probe is out.
+        self.failures, self.open_until, self.probing = 0, 0.0, False
         self.opens = asyncio.Semaphore(max(open_concurrency, 1))  # sessions being opened to the server
 
     def admit(self, server: MCPServerConfig, threshold: int) -> bool:

@@ -62,9 +62,7 @@ class AsyncTTLCache(Generic[V]):
         self._entries: OrderedDict[Hashable, tuple[V, float, float]] = OrderedDict()  # value, stored at, ttl
         self._pending: dict[Hashable, _Flight[V]] = {}
         self._refreshing = 0  # background refreshes in flight (at most MAX_REFRESHES)
-        self._failing: set[Hashable] = (
-            set()
-        )  # keys whose last refresh failed: served up to STALE_IF_ERROR TTLs
+        self._failing: set[Hashable] = set()  # last refresh failed: served up to STALE_IF_ERROR TTLs
         self._max_entries = max_entries  # a function is read at each store (a setting changed at run time)
         self._clock = clock
 
