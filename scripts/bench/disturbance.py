@@ -201,17 +201,23 @@ async def run_one(mode: str, orchestrator: str, args: argparse.Namespace) -> dic
         failed = False
         try:
             async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
-                for name, side in sides.items():  # first turns: unmeasured
-                    first = await run_phase(
-                        http,
-                        side.host,
-                        service_url,
-                        emu.port,
-                        users=users[name],
-                        servers=SERVERS,
-                        turns_each=1,
-                        concurrency=args.first_concurrency,
+                # First turns (unmeasured), both hosts at once.
+                firsts = await asyncio.gather(
+                    *(
+                        run_phase(
+                            http,
+                            side.host,
+                            service_url,
+                            emu.port,
+                            users=users[name],
+                            servers=SERVERS,
+                            turns_each=1,
+                            concurrency=args.first_concurrency,
+                        )
+                        for name, side in sides.items()
                     )
+                )
+                for name, first in zip(SIDES, firsts, strict=True):
                     if first.errors:
                         print(
                             f"  ! {orchestrator}/{name}: {first.errors} first turns failed ({first.first_error})"

@@ -301,7 +301,8 @@ async def test_a_cached_server_failing_transiently_at_call_time_keeps_its_defini
         assert "Bearer" not in repr(info.value)
         # The other server is unaffected.
         assert "inbox" not in str(await tools["list_events"].ainvoke({"date": "2026-01-01"}))
-    await _close_pooled(service, ["a365-mcp-pooled-calendar"])
+    # mail's session outlived its failed request (an HTTP 503 ends nothing but that request).
+    await _close_pooled(service, ["a365-mcp-pooled-calendar", "a365-mcp-pooled-mail"])
     assert await leaked_tasks(before, pooled=True) == set()
 
     emulator.faults.clear()
