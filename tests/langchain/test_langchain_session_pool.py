@@ -173,15 +173,15 @@ async def test_a_dropped_session_is_reopened_once(
     assert _sessions(emulator) == opened + 1
 
 
-async def test_a_session_dropped_twice_fails_the_call(
+async def test_a_session_dropped_twice_fails_the_call_as_a_tool_error(
     emulator: Emulator, pooled: McpToolRegistrationService
 ) -> None:
     tools = await _tools(pooled, emulator)
     await tools["list_emails"].ainvoke({})
     opened = _sessions(emulator)
     emulator.faults.set("mcp:mail", Fault(status=404, mcp_method="tools/call", times=2))
-    with pytest.raises(Exception, match="Session terminated"):
-        await tools["list_emails"].ainvoke({})
+    # A transient failure: the model hears it and the turn goes on (issue 38).
+    assert "Session terminated" in str(await tools["list_emails"].ainvoke({}))
     assert _sessions(emulator) == opened + 1  # one reconnect, not more
     await tools["list_emails"].ainvoke({})  # the fault is spent: the pool serves again
 

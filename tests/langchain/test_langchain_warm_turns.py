@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -21,7 +22,7 @@ from agents_a365.emulator import CALENDAR_AUDIENCE, DEFAULT_AGENT_ID, PLATFORM_A
 from agents_a365.emulator.authorization import EmulatorAuthorization
 from agents_a365.emulator.recording import RecordedRequest
 from agents_a365.runtime import decode_token_payload
-from agents_a365.tooling import McpServerConnectionError, ToolDefinitionCache, ToolingConfiguration
+from agents_a365.tooling import ToolDefinitionCache, ToolingConfiguration
 from agents_a365.tooling.extensions.langchain import McpToolRegistrationService
 from support.leaks import leaked_tasks, our_tasks, pooled_tasks
 from support.platform import AUTH_HANDLER
@@ -291,14 +292,11 @@ async def test_a_cached_server_failing_transiently_at_call_time_keeps_its_defini
     mark = _mark(emulator)
     async with _tools(service, mode, authorization, _turn(activity="activity-2")) as tools:
         assert _since(emulator, mark) == []  # registration from the cache: the outage is not seen yet
-        with pytest.raises(Exception) as info:  # noqa: PT011 - as a failed call raises
-            await tools["list_emails"].ainvoke({})
-        if mode == "per_turn":
-            assert isinstance(info.value, McpServerConnectionError)
-            assert info.value.server_name == "mail"
-            assert "HTTP 503" in str(info.value)
-        assert "Bearer" not in str(info.value)
-        assert "Bearer" not in repr(info.value)
+        # A transient failure is a tool error for the model (the turn goes on), scrubbed.
+        answer = str(await tools["list_emails"].ainvoke({}))
+        assert "'mail'" in answer
+        assert "HTTP 503" in answer
+        assert "Bearer" not in answer
         # The other server is unaffected.
         assert "inbox" not in str(await tools["list_events"].ainvoke({"date": "2026-01-01"}))
     # mail's session outlived its failed request (an HTTP 503 ends nothing but that request).
@@ -315,7 +313,7 @@ async def test_a_cached_server_failing_transiently_at_call_time_keeps_its_defini
         assert "inbox-1" in str(await tools["list_emails"].ainvoke({}))
 
 
-async def test_a_cached_server_too_slow_to_connect_fails_the_call_within_the_timeout(
+async def test_a_cached_server_too_slow_to_connect_fails_the_call_as_a_tool_error_within_the_timeout(
     emulator: Emulator, authorization: EmulatorAuthorization
 ) -> None:
     async with McpToolRegistrationService(configuration=_config(emulator, request_timeout=1.0)) as service:
@@ -328,11 +326,11 @@ async def test_a_cached_server_too_slow_to_connect_fails_the_call_within_the_tim
         async with service.mcp_tools(authorization, AUTH_HANDLER, _turn(activity="activity-2")) as toolset:
             tools = {t.name: t for t in toolset.tools()}
             started = loop.time()
-            with pytest.raises(McpServerConnectionError, match=r"'mail' .* failed: TimeoutError"):
-                await tools["list_emails"].ainvoke({})
+            # A tool error for the model (transient: the turn goes on), within the timeout.
+            assert re.search(r"'mail' .* failed: TimeoutError", str(await tools["list_emails"].ainvoke({})))
             assert loop.time() - started < 2.5
-            with pytest.raises(McpServerConnectionError):  # a new connect, bounded the same way
-                await tools["search_emails"].ainvoke({"query": "x"})
+            # A new connect, bounded the same way.
+            assert "TimeoutError" in str(await tools["search_emails"].ainvoke({"query": "x"}))
         assert our_tasks() == []
         assert await leaked_tasks(before, pooled=True, grace=4.0) == set()
         assert len(_methods(emulator.requests, "mail")) >= 1

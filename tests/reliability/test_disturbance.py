@@ -186,6 +186,27 @@ async def test_the_breaker_opens_fails_at_once_then_one_probe_decides(
     assert any("answers again" in w for w in warnings)
 
 
+async def test_requests_failing_together_count_once_toward_the_breaker(emulator: Emulator) -> None:
+    # Under load one hiccup fails every request in flight at once: that is one failure in a row, not
+    # twenty, or a 2-second stall would open the breaker of a server that answers again right after.
+    server = _mail(emulator)
+    async with McpSessionPool(timeout=5, clock=FakeClock()) as pool:
+        pool.breaker_threshold = 2
+        tool = (await pool.list_tools(server))[0].name
+        emulator.faults.set("mcp", Fault(status=503, mcp_method="tools/call"))
+        wave = await asyncio.gather(
+            *(pool.call_tool(server, tool, {}) for _ in range(20)), return_exceptions=True
+        )
+        assert all(type(e) is McpServerConnectionError and e.transient for e in wave)
+        sent = _calls(emulator)
+        with pytest.raises(McpServerConnectionError) as second:  # still sent: only one failure so far
+            await pool.call_tool(server, tool, {})
+        assert not isinstance(second.value, McpServerUnavailableError)
+        assert _calls(emulator) == sent + 1
+        with pytest.raises(McpServerUnavailableError):  # two in a row: open
+            await pool.call_tool(server, tool, {})
+
+
 class _UnknownTool(HostileMcp):
     """Answers every tools/call with JSON-RPC -32602 (the server no longer has the tool)."""
 

@@ -1,7 +1,8 @@
 """One MCP server's circuit breaker and its bound on opening sessions (the session pool keeps one per URL).
 
 A server that failed ``threshold`` requests in a row (transient failures: no answer in time, the connection
-lost, HTTP 5xx/429) is known down: its calls and listings fail at once with
+lost, HTTP 5xx/429; requests in flight together fail as one, so one hiccup under load is one failure, not
+a hundred) is known down: its calls and listings fail at once with
 :class:`~agents_a365.tooling.McpServerUnavailableError` for ``cooldown`` seconds instead of each waiting out
 the deadline; then one request (the probe) goes through and decides: an answer closes the breaker, a failure
 opens it for another cool-down. One WARNING per outage; the ``a365.tooling.mcp.breaker`` counter counts
@@ -32,14 +33,16 @@ def _count(event: str) -> None:
 class Breaker:
     def __init__(self, clock: Callable[[], float], open_concurrency: int) -> None:
         self._clock = clock
-        # Transient failures in a row; open until; the probe is out.
-        self.failures, self.open_until, self.probing = 0, 0.0, False
+        # Transient failures in a row; open until; the probe is out; failures counted so far (a request
+        # counts only if none was counted since it started).
+        self.failures, self.open_until, self.probing, self.counted = 0, 0.0, False, 0
         self.opens = asyncio.Semaphore(max(open_concurrency, 1))  # sessions being opened to the server
 
-    def admit(self, server: MCPServerConfig, threshold: int) -> bool:
-        """Whether this request is the probe; raises ``McpServerUnavailableError`` while the breaker is open."""
+    def admit(self, server: MCPServerConfig, threshold: int) -> tuple[bool, int]:
+        """Whether this request is the probe, and its place in the streak (for :meth:`record`); raises
+        ``McpServerUnavailableError`` while the breaker is open."""
         if threshold <= 0 or self.failures < threshold:
-            return False
+            return False, self.counted
         wait = self.open_until - self._clock()
         if wait > 0 or self.probing:
             _count("rejected")
@@ -51,17 +54,25 @@ class Breaker:
                 retry_after=max(wait, 0.0),
             )
         self.probing = True
-        return True
+        return True, self.counted
 
     def record(
-        self, server: MCPServerConfig, ok: bool | None, probe: bool, threshold: int, cooldown: float
+        self,
+        server: MCPServerConfig,
+        ok: bool | None,
+        admitted: tuple[bool, int],
+        threshold: int,
+        cooldown: float,
     ) -> None:
         """A request's outcome: answered (``True``), a transient failure (``False``), or neither (cancelled)."""
+        probe, place = admitted
         self.probing = self.probing and not probe
+        if ok is False and place != self.counted and not probe:
+            return  # in flight with a failure already counted: the same hiccup
         if ok and 0 < threshold <= self.failures:
             logger.warning("MCP server %r answers again: circuit breaker closed", server.mcp_server_name)
         if ok is not None:
-            self.failures = 0 if ok else self.failures + 1
+            self.failures, self.counted = (0, self.counted) if ok else (self.failures + 1, self.counted + 1)
         if not ok and 0 < threshold <= self.failures:
             self.open_until = self._clock() + cooldown
             if self.failures == threshold:  # once per outage: later failures only extend the cool-down

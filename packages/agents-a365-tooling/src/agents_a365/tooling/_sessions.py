@@ -91,7 +91,7 @@ class McpSessionPool:
         self.opened = 0  # sessions opened so far
         # Per server: fail at once after this many transient failures in a row (0: never), for this many
         # seconds, then one probe; at most open_concurrency sessions opening to it at once (_breaker.py).
-        self.breaker_threshold, self.breaker_cooldown, self.open_concurrency = 5, 5.0, 16
+        self.breaker_threshold, self.breaker_cooldown, self.open_concurrency = 3, 5.0, 16
         self._breakers: dict[str, Breaker] = {}
 
     def __len__(self) -> int:
@@ -180,7 +180,7 @@ class McpSessionPool:
                 self._release(entry)
 
         breaker, outcome = self.breaker(server.url), None
-        probe = breaker.admit(server, self.breaker_threshold)  # a server known down: fail at once
+        admitted = breaker.admit(server, self.breaker_threshold)  # a server known down: fail at once
         try:
             async with asyncio.timeout(self.timeout or None):
                 try:
@@ -202,7 +202,7 @@ class McpSessionPool:
             outcome = not exc.transient
             raise
         finally:
-            breaker.record(server, outcome, probe, self.breaker_threshold, self.breaker_cooldown)
+            breaker.record(server, outcome, admitted, self.breaker_threshold, self.breaker_cooldown)
 
     def breaker(self, url: str) -> Breaker:
         """The circuit breaker of the server at ``url`` (and its bound on sessions opening at once)."""

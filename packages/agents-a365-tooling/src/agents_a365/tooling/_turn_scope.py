@@ -139,5 +139,5 @@ class CallTime:
 
 
 def refusal(error: Exception) -> CallToolResult:
-    """A call refused before it was sent, as the tool error result the model gets."""
+    """A call refused before it was sent, or failed transiently, as the tool error result the model gets."""
     return CallToolResult(content=[TextContent(type="text", text=str(error))], isError=True)

@@ -50,7 +50,7 @@ class ToolingConfiguration(RuntimeConfiguration):
     ``mcp_session_idle_timeout``            ``A365_MCP_SESSION_IDLE_TIMEOUT``           60 s (0: no reuse)
     ``max_mcp_sessions``                    ``A365_MAX_MCP_SESSIONS``                   256 kept open
     ``cache_max_entries``                   ``A365_CACHE_MAX_ENTRIES``                  16,384 per cache
-    ``mcp_breaker_threshold``               ``A365_MCP_BREAKER_THRESHOLD``              5 failures (0: off)
+    ``mcp_breaker_threshold``               ``A365_MCP_BREAKER_THRESHOLD``              3 failures (0: off)
     ``mcp_breaker_cooldown``                ``A365_MCP_BREAKER_COOLDOWN``               5 s
     ``mcp_session_open_concurrency``        ``A365_MCP_SESSION_OPEN_CONCURRENCY``       16 per server
     ======================================  ==========================================  ==========
@@ -109,7 +109,7 @@ class ToolingConfiguration(RuntimeConfiguration):
     mcp_session_idle_timeout = Setting("A365_MCP_SESSION_IDLE_TIMEOUT", 60.0, parse_float)
     max_mcp_sessions = Setting("A365_MAX_MCP_SESSIONS", 256, int)
     cache_max_entries = Setting("A365_CACHE_MAX_ENTRIES", DEFAULT_CACHE_MAX_ENTRIES, int)
-    mcp_breaker_threshold = Setting("A365_MCP_BREAKER_THRESHOLD", 5, int)
+    mcp_breaker_threshold = Setting("A365_MCP_BREAKER_THRESHOLD", 3, int)
     mcp_breaker_cooldown = Setting("A365_MCP_BREAKER_COOLDOWN", 5.0, parse_float)
     mcp_session_open_concurrency = Setting("A365_MCP_SESSION_OPEN_CONCURRENCY", 16, int)
 

@@ -25,7 +25,7 @@ from langchain_mcp_adapters.sessions import StreamableHttpConnection
 from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
 from mcp.types import Tool as McpTool
 
-from agents_a365.tooling import ToolServerNotGivenError
+from agents_a365.tooling import McpServerConnectionError, ToolServerNotGivenError
 from agents_a365.tooling.extensibility import (
     CallTime,
     McpSessionPool,
@@ -67,9 +67,9 @@ async def to_langchain(
         not give the server (a tool error for the model); else the running turn's config (its user's token for
         the server's audience) is resolved, a GenAI ``execute_tool`` span recorded and the call made on the
         core's session pool (structured content checked against the definition's output schema), never calling
-        the adapter's handler (``pool``: a registration's, else the service's at each call). A failure of the
-        call itself forgets that user's cached definitions and scrubs token-shaped text out of the failure; a
-        tool's own error result keeps them."""
+        the adapter's handler (``pool``: a registration's, else the service's at each call). A failure showing
+        the definitions wrong forgets that user's cached definitions; a transient one (no answer, the server
+        known down) is a tool error for the model. Token-shaped text is scrubbed out of either."""
         if exited is not None and exited.is_set():
             raise RuntimeError(
                 f"MCP server {name!r}: the tools of an mcp_tools() block cannot be called after it exits"
@@ -87,7 +87,14 @@ async def to_langchain(
             call = pooled.call_tool(
                 server, request.name, request.args, output_schema=schemas.get(request.name)
             )
-            return await tool_call_result(call, span, server, core.tool_definitions)
+            try:
+                return await tool_call_result(call, span, server, core.tool_definitions)
+            except McpServerConnectionError as exc:
+                if not exc.transient:
+                    raise
+                # The server did not answer (or is known down): the model hears it and the turn goes on,
+                # as the Agents SDK does with a failed call; the floor's host would only have waited longer.
+                return refusal(exc)
 
     # The interceptor makes every call, so the adapter never connects: it is only told where the server is.
     connection = StreamableHttpConnection(transport="streamable_http", url=url)
