@@ -38,11 +38,11 @@ class Breaker:
         self.failures, self.open_until, self.probing, self.counted = 0, 0.0, False, 0
         self.opens = asyncio.Semaphore(max(open_concurrency, 1))  # sessions being opened to the server
 
-    def admit(self, server: MCPServerConfig, threshold: int) -> tuple[bool, int]:
-        """Whether this request is the probe, and its place in the streak (for :meth:`record`); raises
+    def admit(self, server: MCPServerConfig, threshold: int) -> int:
+        """This request's place in the streak (for :meth:`record`; -1: it is the probe); raises
         ``McpServerUnavailableError`` while the breaker is open."""
         if threshold <= 0 or self.failures < threshold:
-            return False, self.counted
+            return self.counted
         wait = self.open_until - self._clock()
         if wait > 0 or self.probing:
             _count("rejected")
@@ -54,27 +54,22 @@ class Breaker:
                 retry_after=max(wait, 0.0),
             )
         self.probing = True
-        return True, self.counted
+        return -1
 
     def record(
-        self,
-        server: MCPServerConfig,
-        ok: bool | None,
-        admitted: tuple[bool, int],
-        threshold: int,
-        cooldown: float,
+        self, server: MCPServerConfig, ok: bool | None, place: int, threshold: int, cooldown: float
     ) -> None:
         """A request's outcome: answered (``True``), a transient failure (``False``), or neither (cancelled)."""
-        probe, place = admitted
-        self.probing = self.probing and not probe
-        if ok is False and place != self.counted and not probe:
-            return  # in flight with a failure already counted: the same hiccup
-        if ok and 0 < threshold <= self.failures:
-            logger.warning("MCP server %r answers again: circuit breaker closed", server.mcp_server_name)
-        if ok is not None:
-            self.failures, self.counted = (0, self.counted) if ok else (self.failures + 1, self.counted + 1)
-        if not ok and 0 < threshold <= self.failures:
-            self.open_until = self._clock() + cooldown
+        self.probing = self.probing and place >= 0
+        if ok:
+            if 0 < threshold <= self.failures:
+                logger.warning("MCP server %r answers again: circuit breaker closed", server.mcp_server_name)
+            self.failures = 0
+        # A failure counts unless one was counted while it was in flight (the same hiccup).
+        elif ok is False and place in (-1, self.counted):
+            self.failures, self.counted = self.failures + 1, self.counted + 1
+            if 0 < threshold <= self.failures:
+                self.open_until = self._clock() + cooldown
             if self.failures == threshold:  # once per outage: later failures only extend the cool-down
                 _count("opened")
                 text = "MCP server %r failed %d requests in a row: its requests fail at once for %g s, then one probe"

@@ -190,14 +190,14 @@ class McpSessionPool:
                     result = await once()
             outcome = True
             return result
-        except SessionGone as gone:
+        except (SessionGone, TimeoutError) as exc:
             outcome = False
-            raise failed(server, str(gone), transient=True) from None
-        except TimeoutError:
-            outcome = False
-            raise failed(
-                server, f"TimeoutError (did not answer within {self.timeout} s)", transient=True
-            ) from None
+            text = (
+                f"TimeoutError (did not answer within {self.timeout} s)"
+                if isinstance(exc, TimeoutError)
+                else exc
+            )
+            raise failed(server, str(text), transient=True) from None
         except McpServerConnectionError as exc:
             outcome = not exc.transient
             raise
