@@ -112,7 +112,7 @@ async def test_two_parallel_calls_while_the_token_is_inside_the_expiry_skew(emul
 
 
 @pytest.mark.parametrize("path", ["mcp_tools", "per_call"])
-async def test_a_session_the_server_forgot_is_reinitialised_once_then_fails_typed(
+async def test_a_session_the_server_forgot_is_reinitialised_once_then_fails_as_a_tool_error(
     emulator: Emulator, path: str
 ) -> None:
     async with McpToolRegistrationService(configuration=production_config(emulator)) as service:
@@ -133,8 +133,8 @@ async def test_a_session_the_server_forgot_is_reinitialised_once_then_fails_type
                 await tools["search_emails"].ainvoke({"query": "report"})
             )  # later calls too
             emulator.faults.set("mcp:mail", Fault(status=404, mcp_method="tools/call", times=2))
-            with pytest.raises(McpServerConnectionError, match="Session terminated"):
-                await tools["list_emails"].ainvoke({})
+            # Twice: a transient failure, a tool error for the model (the turn goes on).
+            assert "Session terminated" in str(await tools["list_emails"].ainvoke({}))
             assert _initializes(emulator) == opened + 2  # once, not more
         finally:
             if path == "mcp_tools":
