@@ -16,7 +16,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from mcp.types import Tool
 
@@ -25,6 +25,9 @@ from agents_a365.runtime.settings import Override
 from ._stepwise import Steps, run, run_cooperatively
 from ._telemetry_hooks import cache_lookup
 from .constants import DEFAULT_CACHE_MAX_ENTRIES
+
+if TYPE_CHECKING:
+    from ._second_level import SecondLevel
 
 __all__ = ["AsyncTTLCache", "ToolDefinitionCache"]
 
@@ -39,6 +42,16 @@ class _Flight(Generic[V]):
 
     task: asyncio.Task[V]
     waiters: int = 0
+
+
+class Below(Protocol[V]):
+    """A cache's second level (``_second_level.py``): read on a miss, before the origin; filled after it."""
+
+    async def load(self, key: Hashable) -> tuple[V, float, float] | None: ...  # value, ttl left, age
+
+    async def save(self, key: Hashable, value: V, ttl: float) -> None: ...
+
+    async def drop(self, key: Hashable) -> None: ...
 
 
 MAX_REFRESHES = 4
@@ -61,6 +74,8 @@ class AsyncTTLCache(Generic[V]):
         self._refreshing = 0  # background refreshes in flight (at most MAX_REFRESHES)
         self._max_entries = max_entries  # a function is read at each store (a setting changed at run time)
         self._clock = clock
+        self.below: Below[V] | None = None
+        """The second level under this cache, if any (the service attaches it)."""
 
     def lookup(self, key: Hashable, ttl: float | None = None, stale: bool = False) -> tuple[V, bool] | None:
         """``(value, fresh)`` if the entry is fresh: younger than ``ttl`` when given (a TTL read from the
@@ -80,10 +95,10 @@ class AsyncTTLCache(Generic[V]):
         self._entries.move_to_end(key)
         return value, age < limit
 
-    def put(self, key: Hashable, value: V, ttl: float) -> None:
+    def put(self, key: Hashable, value: V, ttl: float, age: float = 0.0) -> None:
         if ttl <= 0:
             return
-        self._entries[key] = (value, self._clock(), ttl)
+        self._entries[key] = (value, self._clock() - age, ttl)
         self._entries.move_to_end(key)
         limit = self._max_entries() if callable(self._max_entries) else self._max_entries
         while len(self._entries) > limit:
@@ -145,8 +160,15 @@ class AsyncTTLCache(Generic[V]):
         return tasks
 
     async def _create(self, key: Hashable, create: Callable[[], Awaitable[tuple[V, float]]]) -> V:
+        below = self.below
+        if below is not None and (found := await below.load(key)) is not None:
+            value, ttl, age = found  # another replica's (or an earlier run's): as old as it is there
+            self.put(key, value, ttl + age, age)
+            return value
         value, ttl = await create()
         self.put(key, value, ttl)
+        if below is not None:
+            await below.save(key, value, ttl)
         return value
 
     def _landed(self, key: Hashable, task: asyncio.Task[V]) -> None:
@@ -159,6 +181,12 @@ class AsyncTTLCache(Generic[V]):
 
     def invalidate(self, key: Hashable) -> None:
         self._entries.pop(key, None)
+
+    async def forget(self, key: Hashable) -> None:
+        """:meth:`invalidate`, in the second level too."""
+        self._entries.pop(key, None)
+        if self.below is not None:
+            await self.below.drop(key)
 
     def clear(self) -> None:
         self._entries.clear()
@@ -173,6 +201,7 @@ class _Definitions:
     weakly by the content index: it goes with its last entry)."""
 
     tools: tuple[Tool, ...]
+    digest: str = ""  # of the content: its key in the second level
 
 
 def _fingerprint(headers: Mapping[str, str]) -> str:
@@ -203,12 +232,17 @@ class ToolDefinitionCache:
         *,
         max_entries: Override[int] = DEFAULT_CACHE_MAX_ENTRIES,
         clock: Callable[[], float] = time.monotonic,
+        second_level: SecondLevel | None = None,
     ) -> None:
         if not callable(ttl) and ttl < 0:
             raise ValueError("ttl must be >= 0")
         self._ttl = ttl
         self._entries: AsyncTTLCache[_Definitions] = AsyncTTLCache(max_entries, clock)
         self._sets: weakref.WeakValueDictionary[str, _Definitions] = weakref.WeakValueDictionary()
+        if second_level is not None:
+            from ._second_level import DefinitionsTier
+
+            self._entries.below = DefinitionsTier(second_level, self._sets)
 
     @property
     def ttl(self) -> float:
@@ -259,7 +293,8 @@ class ToolDefinitionCache:
         for tool in listed:
             yield
             digest.update(tool.model_dump_json().encode())  # JSON objects end themselves: no separator
-        return self._sets.setdefault(digest.hexdigest(), _Definitions(listed))
+        text = digest.hexdigest()
+        return self._sets.setdefault(text, _Definitions(listed, text))
 
     def refreshes(self) -> list[asyncio.Task[_Definitions]]:
         """Cancel the background listings (see :meth:`AsyncTTLCache.refreshes`)."""
@@ -268,6 +303,10 @@ class ToolDefinitionCache:
     def invalidate(self, url: str, headers: Mapping[str, str]) -> None:
         """Forget this server's definitions for these headers (e.g. after connecting to it failed)."""
         self._entries.invalidate(self.key(url, headers))
+
+    async def forget(self, url: str, headers: Mapping[str, str]) -> None:
+        """:meth:`invalidate` in every replica: the entry leaves the second level too (within its deadline)."""
+        await self._entries.forget(self.key(url, headers))
 
     def clear(self) -> None:
         self._entries.clear()

@@ -40,6 +40,11 @@ _COUNTERS = {
     "rtp_retries": ("a365.tooling.threat_protection.retries", "{retry}", "Retried attempts by reason"),
     "cache_hits": ("a365.tooling.cache.hits", "{lookup}", "Cache hits (token, discovery)"),
     "cache_misses": ("a365.tooling.cache.misses", "{lookup}", "Cache misses (token, discovery)"),
+    "cache_store_errors": (
+        "a365.tooling.cache.store.errors",
+        "{operation}",
+        "Failed second-level operations",
+    ),
 }
 
 

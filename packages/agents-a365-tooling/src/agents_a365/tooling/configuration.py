@@ -50,6 +50,9 @@ class ToolingConfiguration(RuntimeConfiguration):
     ``mcp_session_idle_timeout``            ``A365_MCP_SESSION_IDLE_TIMEOUT``           60 s (0: no reuse)
     ``max_mcp_sessions``                    ``A365_MAX_MCP_SESSIONS``                   256 kept open
     ``cache_max_entries``                   ``A365_CACHE_MAX_ENTRIES``                  16,384 per cache
+    ``cache_redis_url``                     ``A365_CACHE_REDIS_URL``                    none (no second level)
+    ``cache_keys``                          ``A365_CACHE_KEYS``                         none
+    ``cache_store_timeout``                 ``A365_CACHE_STORE_TIMEOUT``                0.05 s
     ======================================  ==========================================  ==========
 
     ``use_tooling_manifest`` unset means "use the manifest in a development environment"
@@ -70,6 +73,10 @@ class ToolingConfiguration(RuntimeConfiguration):
     token) close when unused for ``mcp_session_idle_timeout``; at most ``max_mcp_sessions`` stay open. Each
     cache (tokens, discovery results, tool definitions: per user) keeps at most ``cache_max_entries``, the least
     recently used going first.
+
+    With ``cache_redis_url`` (or a service's ``cache_store``) the caches have a second level shared by the
+    host's replicas, its values sealed with ``cache_keys`` (``id:base64-key[,id:base64-key...]``, the first
+    seals), each store operation bounded by ``cache_store_timeout`` (README "Running several replicas").
     """
 
     mcp_platform_endpoint = Setting("MCP_PLATFORM_ENDPOINT", DEFAULT_PLATFORM_ENDPOINT, _parse_endpoint)
@@ -103,6 +110,9 @@ class ToolingConfiguration(RuntimeConfiguration):
     mcp_session_idle_timeout = Setting("A365_MCP_SESSION_IDLE_TIMEOUT", 60.0, parse_float)
     max_mcp_sessions = Setting("A365_MAX_MCP_SESSIONS", 256, int)
     cache_max_entries = Setting("A365_CACHE_MAX_ENTRIES", DEFAULT_CACHE_MAX_ENTRIES, int)
+    cache_redis_url = Setting("A365_CACHE_REDIS_URL", "", parse_str)
+    cache_keys = Setting("A365_CACHE_KEYS", "", parse_str)
+    cache_store_timeout = Setting("A365_CACHE_STORE_TIMEOUT", 0.05, parse_float)
 
     def __init__(
         self,
@@ -130,6 +140,9 @@ class ToolingConfiguration(RuntimeConfiguration):
         mcp_session_idle_timeout: Override[float] | None = None,
         max_mcp_sessions: Override[int] | None = None,
         cache_max_entries: Override[int] | None = None,
+        cache_redis_url: Override[str] | None = None,
+        cache_keys: Override[str] | None = None,
+        cache_store_timeout: Override[float] | None = None,
         cluster_category: Override[str] | None = None,
         environment: Override[str] | None = None,
     ) -> None:
