@@ -52,9 +52,12 @@ def balancer(
                 if name.lower() not in HOP:
                     response.headers.add(name, value)
             await response.prepare(request)
-            async for chunk in upstream.content.iter_any():
-                await response.write(chunk)
-            await response.write_eof()
+            try:
+                async for chunk in upstream.content.iter_any():
+                    await response.write(chunk)
+                await response.write_eof()
+            except (aiohttp.ClientError, ConnectionError):
+                pass  # the client went away (an MCP event stream it closed): nothing more to send
             return response
 
     app.cleanup_ctx.append(session)

@@ -41,7 +41,7 @@ def free_port() -> int:
 
 
 async def wait_until_listening(
-    port: int, process: subprocess.Popen[bytes], what: str, timeout: float = 60
+    port: int, process: subprocess.Popen[bytes], what: str, timeout: float = 300
 ) -> None:
     async with asyncio.timeout(timeout):
         while True:
@@ -77,14 +77,13 @@ async def start(
     what: str,
     port: int,
     env: Mapping[str, str] | None = None,
+    log: Path | None = None,
 ) -> None:
-    process = subprocess.Popen(
-        command,
-        env={**os.environ, **(env or {})},
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    """Start ``command`` into ``started`` and wait until it listens on ``port``; its output to ``log``."""
+    with open(log or os.devnull, "ab") as output:  # noqa: ASYNC230 (opening a local file)
+        process = subprocess.Popen(  # noqa: ASYNC220, S603 (fork + exec of our own commands)
+            command, env={**os.environ, **(env or {})}, cwd=ROOT, stdout=output, stderr=output
+        )
     started.append(process)
     await wait_until_listening(port, process, what)
 
@@ -103,7 +102,7 @@ async def start_platform(started: list[subprocess.Popen[bytes]], config: Path | 
 
 async def start_redis(started: list[subprocess.Popen[bytes]]) -> int:
     executable = shutil.which("redis-server") or "/usr/bin/redis-server"
-    if not Path(executable).exists():
+    if not Path(executable).exists():  # noqa: ASYNC240 (one stat)
         sys.exit("redis-server is not installed (Debian: apt-get install redis-server)")
     port = free_port()
     await start(
@@ -116,7 +115,11 @@ async def start_redis(started: list[subprocess.Popen[bytes]]) -> int:
 
 
 async def start_replicas(
-    started: list[subprocess.Popen[bytes]], count: int, platform: str, env: Mapping[str, str]
+    started: list[subprocess.Popen[bytes]],
+    count: int,
+    platform: str,
+    env: Mapping[str, str],
+    logs: Path | None = None,
 ) -> list[str]:
     """``count`` processes of the hosted agent (their URLs), with ``env`` (the second level's settings)."""
     ports = [free_port() for _ in range(count)]
@@ -128,6 +131,7 @@ async def start_replicas(
                 f"replica {i}",
                 port,
                 {"MCP_PLATFORM_ENDPOINT": platform, **env},
+                logs / f"replica-{i}.log" if logs else None,
             )
             for i, port in enumerate(ports)
         )
