@@ -28,7 +28,7 @@ from agents import set_tracing_disabled
 from agents.items import ToolCallItem, ToolCallOutputItem
 from aiohttp import web
 from demo_models import real_models_enabled
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from microsoft_agents.hosting.core import TurnContext
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator, channel_activity, post_activity
@@ -42,8 +42,6 @@ from agents_a365.tooling import (
     ToolOptions,
     configure_telemetry,
 )
-from agents_a365.tooling.extensions import langchain as lc
-from agents_a365.tooling.extensions.langchain.ui_stream import stream_langgraph
 
 AUTH_HANDLER = "AGENTIC"
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "hosted_agent" / "agent.py"
@@ -118,7 +116,10 @@ class ConsolePrinter:
                 elif isinstance(message, ToolMessage):
                     line(f"tool result <- {message.name}: {message.text[:160]}")
             line(f"final answer: {result['messages'][-1].text}")
-            await show_ui_stream(details["agent"], turn)
+            line("the same run as a UI message stream (SSE frames for useChat):")
+            for frame in details["frames"]:
+                text = frame.strip()
+                line(text if len(text) <= 150 else text[:147] + "...", indent=4)
             return
         calls: dict[str, str] = {}
         for item in details["result"].new_items:
@@ -153,9 +154,9 @@ async def hosted_turn(
 ) -> None:
     """Host the example agent on 127.0.0.1 and send it one message the way a channel does."""
     title = (
-        "LangChain (create_agent, one MCP session per server)"
+        "LangChain (one create_agent graph for every user)"
         if orchestrator == "langchain"
-        else ("OpenAI Agents SDK (an agents.mcp.MCPServer per server)")
+        else "OpenAI Agents SDK (one Agent for every user, its Agent 365 servers as one MCPServer)"
     )
     heading(f"{title}: a channel message over HTTP")
     recorder.clear()
@@ -165,6 +166,7 @@ async def hosted_turn(
         tool_authorization=emu.authorization(),
         observer=ConsolePrinter(emu),
         tracer=recorder.tracer,
+        ui_stream=True,
     )
     runner = web.AppRunner(hosted.create_web_app(app, adapter, anonymous=True))
     await runner.setup()
@@ -187,20 +189,6 @@ async def hosted_turn(
         line(f"{reply['type']}: {shown}" if shown else reply["type"])
     heading("The turn's trace (OpenTelemetry spans, as an OTLP backend would show them)")
     line(recorder.format())
-
-
-async def show_ui_stream(agent: Any, turn: TurnContext) -> None:
-    """The same question streamed as a Vercel AI SDK UI message stream (what `useChat` receives)."""
-    stream = agent.astream(
-        {"messages": [HumanMessage(turn.activity.text)]},
-        {"configurable": {"thread_id": "ui-stream"}},
-        context=lc.turn_identity(turn),
-        stream_mode=["messages", "updates"],
-    )
-    line("as a UI message stream (SSE frames for useChat):")
-    async for frame in stream_langgraph(stream, message_id="msg-demo"):
-        text = frame.strip()
-        line(text if len(text) <= 150 else text[:147] + "...", indent=4)
 
 
 async def main() -> int:

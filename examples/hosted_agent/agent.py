@@ -34,8 +34,8 @@ class TurnObserver:
     """What a host may want to see of each turn (the demo prints it); every method is optional."""
 
     async def on_answer(self, orchestrator: str, turn: TurnContext, details: dict[str, Any]) -> None:
-        """The orchestrator's run is done (still inside the turn's MCP block): ``details`` holds the run's
-        result and, for LangChain, the agent and its config."""
+        """The orchestrator's run is done: ``details`` holds the run's result, the agent and, for LangChain,
+        its config (and the UI stream's frames with ``ui_stream=True``)."""
 
     async def on_history_sent(self, turn: TurnContext, result: Any) -> None:
         """The turn's chat history went to threat protection: ``result`` is the ``OperationResult``."""
@@ -115,22 +115,27 @@ def create_agent_app(
     tool_authorization: Any = None,
     observer: TurnObserver | None = None,
     tracer: Any = None,
+    ui_stream: bool = False,
 ) -> tuple[AgentApplication[TurnState], CloudAdapter]:
     """The agent. ``tool_authorization`` defaults to the app's own ``Authorization`` (production).
 
     ``tracer`` (an OpenTelemetry ``Tracer``): each turn runs in an ``invoke_agent`` span, the parent of the
-    SDK's spans (discovery, tokens, MCP sessions, tool calls, threat protection) when telemetry is on."""
+    SDK's spans (discovery, tokens, MCP sessions, tool calls, threat protection) when telemetry is on.
+    ``ui_stream`` (LangChain): each turn's one run also gives the Vercel AI SDK UI stream's frames
+    (``details["frames"]`` of ``on_answer``)."""
     if orchestrator not in ("langchain", "openai"):
         raise ValueError("orchestrator must be 'langchain' or 'openai'")
     connections = connections or DevelopmentConnections()
     adapter = CloudAdapter(connection_manager=connections)
     adapter.on_turn_error = _on_turn_error
     app = AgentApplication[TurnState](storage=MemoryStorage(), connection_manager=connections)
-    run_turn = _langchain_turn if orchestrator == "langchain" else _openai_turn
     if orchestrator == "openai" and not os.environ.get("OPENAI_API_KEY"):
         from agents import set_tracing_disabled
 
         set_tracing_disabled(True)  # no key: nowhere to export the Agents SDK's traces to
+    # Built once, before any turn, for every user: each MCP request resolves its own turn's user and token.
+    build = _langchain_agent if orchestrator == "langchain" else _openai_agent
+    run_turn = build(tooling, tool_authorization or app.auth, ui_stream=ui_stream)
     watch = observer or TurnObserver()
 
     @app.activity("message")
@@ -142,57 +147,78 @@ def create_agent_app(
         )
         with span:
             await context.send_activity(Activity(type=ActivityTypes.typing))
-            await run_turn(tooling, tool_authorization or app.auth, context, watch)
+            await run_turn(context, watch)
 
     return app, adapter
 
 
-async def _langchain_turn(
-    tooling: McpToolServerConfigurationService, auth: Any, turn: TurnContext, observer: TurnObserver
-) -> None:
+def _langchain_agent(tooling: McpToolServerConfigurationService, auth: Any, *, ui_stream: bool) -> Any:
     from langchain_core.messages import HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver
 
     from agents_a365.tooling.extensions import langchain as lc
+    from agents_a365.tooling.extensions.langchain.ui_stream import stream_langgraph
 
     service = lc.McpToolRegistrationService(tooling)
-    config: Any = {"configurable": {"thread_id": turn.activity.conversation.id}}
-    async with service.mcp_tools(auth, AUTH_HANDLER, turn) as toolset:
-        agent = toolset.create_agent(
-            {
-                "model": langchain_model(),
-                "system_prompt": "You schedule meetings.",
-                "checkpointer": InMemorySaver(),
-                "context_schema": lc.TurnIdentity,
-            }
-        )
-        result = await agent.ainvoke(
-            {"messages": [HumanMessage(turn.activity.text)]}, config, context=lc.turn_identity(turn)
-        )
-        await observer.on_answer("langchain", turn, {"result": result, "agent": agent, "config": config})
-    await turn.send_activity(result["messages"][-1].text)
-    await observer.on_history_sent(turn, await service.send_chat_history(turn, agent, config))
+    agent = service.create_agent(
+        {
+            "model": langchain_model(),
+            "system_prompt": "You schedule meetings.",
+            "checkpointer": InMemorySaver(),  # one for the agent: each conversation is a thread
+            "context_schema": lc.TurnIdentity,
+        },
+        authorization=auth,
+        auth_handler_name=AUTH_HANDLER,
+    )
+
+    async def run_turn(turn: TurnContext, observer: TurnObserver) -> None:
+        config: Any = {"configurable": {"thread_id": turn.activity.conversation.id}}
+        question, context = {"messages": [HumanMessage(turn.activity.text)]}, lc.turn_identity(turn)
+        details: dict[str, Any] = {"agent": agent, "config": config}
+        if ui_stream:  # one run gives both: the UI message stream's frames and the final state
+            modes = ["messages", "updates", "values"]
+
+            async def chunks() -> Any:
+                async for mode, chunk in agent.astream(question, config, context=context, stream_mode=modes):
+                    if mode == "values":
+                        details["result"] = chunk
+                    else:
+                        yield mode, chunk
+
+            details["frames"] = [f async for f in stream_langgraph(chunks(), message_id=turn.activity.id)]
+        else:
+            details["result"] = await agent.ainvoke(question, config, context=context)
+        await observer.on_answer("langchain", turn, details)
+        await turn.send_activity(details["result"]["messages"][-1].text)
+        await observer.on_history_sent(turn, await service.send_chat_history(turn, agent, config))
+
+    return run_turn
 
 
-async def _openai_turn(
-    tooling: McpToolServerConfigurationService, auth: Any, turn: TurnContext, observer: TurnObserver
-) -> None:
+def _openai_agent(tooling: McpToolServerConfigurationService, auth: Any, *, ui_stream: bool) -> Any:
     from agents import Agent, Runner, SQLiteSession
 
     from agents_a365.tooling.extensions import openai as oa
 
     service = oa.McpToolRegistrationService(tooling)
-    template = Agent(name="Mailer", instructions="You send emails for the user.", model=openai_model())
-    session = SQLiteSession(turn.activity.conversation.id)
-    try:
-        # function_tools=True: the servers' tools converted once per turn, not before every model call.
-        async with service.connected_agent(template, auth, AUTH_HANDLER, turn, function_tools=True) as agent:
-            result = await Runner.run(agent, turn.activity.text, session=session)
+    agent = Agent(
+        name="Mailer",
+        instructions="You send emails for the user.",
+        model=openai_model(),
+        mcp_servers=[service.agent_servers(auth, AUTH_HANDLER)],
+    )
+
+    async def run_turn(turn: TurnContext, observer: TurnObserver) -> None:
+        session = SQLiteSession(turn.activity.conversation.id)
+        try:
+            result = await Runner.run(agent, turn.activity.text, session=session, context=turn)
             await observer.on_answer("openai", turn, {"result": result, "agent": agent})
-        await turn.send_activity(str(result.final_output))
-        await observer.on_history_sent(turn, await service.send_chat_history(turn, session))
-    finally:
-        session.close()
+            await turn.send_activity(str(result.final_output))
+            await observer.on_history_sent(turn, await service.send_chat_history(turn, session))
+        finally:
+            session.close()
+
+    return run_turn
 
 
 def quiet_development_warnings() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from langchain_core.chat_history import InMemoryChatMessageHistory
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 
@@ -101,7 +102,8 @@ class LangChainAdapter:
             yield toolset
 
     async def tool_names(self, registered: Any) -> list[str]:
-        return [t.name for t in registered.tools()]
+        """The names the model sees (through LangChain's own conversion for a provider, as ``bind_tools``)."""
+        return [convert_to_openai_tool(t)["function"]["name"] for t in registered.tools()]
 
     async def call_tool(self, registered: Any, name: str, arguments: dict[str, Any]) -> Any:
         return await next(t for t in registered.tools() if t.name == name).ainvoke(arguments)

@@ -32,8 +32,11 @@ def test_demo_runs_end_to_end(tmp_path: Path) -> None:
     assert "tool call -> find_free_time" in out
     assert "tool result <- list_emails" in out
     assert "Latest email: 'Quarterly report'" in out
-    # The converted UI message stream.
-    assert 'data: {"type":"start","messageId":"msg-demo"}' in out
+    # The converted UI message stream, from the same run that answered (one run: each tool executed once).
+    assert 'data: {"type":"start","messageId":"' in out
+    langchain_trace = out.split("The turn's trace")[1].split("== OpenAI")[0]
+    assert langchain_trace.count("execute_tool find_free_time") == 1
+    assert langchain_trace.count("execute_tool list_emails") == 1
     assert 'data: {"type":"tool-output-available","toolCallId":"call-free"' in out
     assert 'data: {"type":"finish","finishReason":"stop"}' in out
     assert "data: [DONE]" in out

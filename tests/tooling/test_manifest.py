@@ -114,7 +114,20 @@ async def test_unreadable_manifest_is_a_clear_error(tmp_path: Path, content: str
             await svc.list_tool_servers(make_turn_context(), None, None)
 
 
-async def test_turn_context_is_required(tmp_path: Path) -> None:
-    async with McpToolServerConfigurationService(dev_config(tmp_path / "x.json")) as svc:
-        with pytest.raises(ValueError, match="turn_context is required"):
-            await svc.list_tool_servers(None, None, None)  # type: ignore[arg-type]
+async def test_without_a_turn_development_servers_carry_the_given_opaque_token_and_no_identity(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Microsoft's samples: list_tool_servers(agentic_app_id=..., auth_token=...) with no turn; a development
+    # token that is not a JWT is sent as given (no expiry known, said at DEBUG).
+    manifest = tmp_path / "ToolingManifest.json"
+    manifest.write_text(json.dumps({"mcpServers": [{"mcpServerName": "mail"}]}))
+    monkeypatch.delenv("BEARER_TOKEN", raising=False)
+    async with McpToolServerConfigurationService(dev_config(manifest)) as svc:
+        with caplog.at_level(logging.DEBUG, logger="agents_a365.tooling.service"):
+            [server] = await svc.list_tool_servers(agentic_app_id="my-agent", auth_token="opaque-dev-token")
+        assert server.headers["Authorization"] == "Bearer opaque-dev-token"
+        assert server.identity is None
+        assert "not a JWT" in caplog.text
+        assert "opaque-dev-token" not in caplog.text
+        [server] = await svc.list_tool_servers(None, None, None)  # type: ignore[arg-type]
+        assert "Authorization" not in server.headers  # no token anywhere: none sent

@@ -59,6 +59,20 @@ async def test_microsofts_positional_order_is_ours_reordered(
     assert {s.identity for s in theirs} == {ours[0].identity}
 
 
+async def test_microsofts_turnless_call_gives_servers_with_the_callers_token_and_no_identity(
+    emulator: Emulator, core: McpToolServerConfigurationService
+) -> None:
+    token = emulator.platform_token(user_id="alice")
+    servers = await core.list_tool_servers(agentic_app_id=emulator.config.agent_id, auth_token=token)
+    assert all(s.identity is None for s in servers)
+    by_name = {s.mcp_server_name: s.headers for s in servers}
+    assert by_name["mail"]["Authorization"] == f"Bearer {token}"  # the platform audience's server
+    # calendar has its own audience: the platform token is never sent to it, and with no turn there is
+    # nothing to exchange it with (a WARNING says so).
+    assert "Authorization" not in by_name["calendar"]
+    assert emulator.requests_for("gateway")[-1].headers["authorization"] == f"Bearer {token}"
+
+
 async def test_agentic_app_id_overrides_the_turns_and_is_validated(
     emulator: Emulator, core: McpToolServerConfigurationService
 ) -> None:
@@ -77,7 +91,7 @@ async def test_forms_that_cannot_be_accepted_say_what_to_write(
 ) -> None:
     token = emulator.platform_token()
     with pytest.raises(ValueError, match="add turn_context=context"):
-        await core.list_tool_servers(emulator.config.agent_id, token)
+        await core.list_tool_servers(emulator.config.agent_id)  # production, no turn and no token
     with pytest.raises(TypeError, match="two values for 'auth_token'"):
         await core.list_tool_servers(emulator.config.agent_id, token, auth_token=token)
     async with McpToolRegistrationService(core, logger=LOGGER) as service:

@@ -17,7 +17,7 @@ logger = logging.getLogger("agents_a365.emulator.gateway")
 
 def gateway_endpoint(ctx: EmulatorContext) -> Any:
     async def list_servers(request: Request) -> Response:
-        _, denied = check_bearer(ctx.issuer, request.headers, PLATFORM_AUDIENCES)
+        claims, denied = check_bearer(ctx.issuer, request.headers, PLATFORM_AUDIENCES)
         if denied is not None:
             return denied
         agent_id = request.path_params["agent_id"]
@@ -31,7 +31,7 @@ def gateway_endpoint(ctx: EmulatorContext) -> Any:
                 "scope": server.scope,
                 "publisher": server.publisher,
             }
-            for server in ctx.config.servers_for(agent_id)
+            for server in ctx.config.servers_for(agent_id, (claims or {}).get("oid"))
         ]
         logger.debug("Gateway lists %d servers for agent %s", len(entries), agent_id)
         if ctx.config.gateway_shape == "list":

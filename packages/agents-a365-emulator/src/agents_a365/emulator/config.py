@@ -69,6 +69,8 @@ class EmulatorConfig(BaseModel):
     servers: list[ServerConfig] = Field(default_factory=_default_servers)
     agents: dict[str, list[str]] = Field(default_factory=dict)
     default_servers: list[str] | None = None
+    users: dict[str, list[str]] = Field(default_factory=dict)
+    """User id (the token's ``oid``) -> the servers the gateway lists for that user, whatever the agent."""
     gateway_shape: Literal["wrapped", "list"] = "wrapped"
     agent_id: str = DEFAULT_AGENT_ID
     token_secret: str | None = None
@@ -85,7 +87,11 @@ class EmulatorConfig(BaseModel):
         if duplicates:
             raise ValueError(f"duplicate server names: {duplicates}")
         known = set(names)
-        for agent, listed in {**self.agents, "<default_servers>": self.default_servers or []}.items():
+        for agent, listed in {
+            **self.agents,
+            **self.users,
+            "<default_servers>": self.default_servers or [],
+        }.items():
             unknown = sorted(set(listed) - known)
             if unknown:
                 raise ValueError(f"agent {agent!r} refers to unknown servers {unknown}")
@@ -93,9 +99,9 @@ class EmulatorConfig(BaseModel):
             validate_route_key(route)
         return self
 
-    def servers_for(self, agent_id: str) -> list[ServerConfig]:
-        """The servers the gateway lists for ``agent_id``."""
-        names = self.agents.get(agent_id, self.default_servers)
+    def servers_for(self, agent_id: str, user_id: str | None = None) -> list[ServerConfig]:
+        """The servers the gateway lists for ``agent_id`` (and ``user_id``, when ``users`` names them)."""
+        names = self.users.get(user_id or "", self.agents.get(agent_id, self.default_servers))
         if names is None:
             return list(self.servers)
         by_name = {s.name: s for s in self.servers}

@@ -17,6 +17,7 @@ from agents_a365.emulator._app import build_app
 from agents_a365.emulator._context import EmulatorContext
 from agents_a365.emulator._routes import RTP_PATH
 from agents_a365.emulator._server import InProcessServer, bind, serve
+from agents_a365.emulator._tools._base import EchoArguments, ToolSpec
 from agents_a365.emulator.authorization import EmulatorAuthorization, ExchangeFailure
 from agents_a365.emulator.config import EmulatorConfig
 from agents_a365.emulator.constants import PLATFORM_AUDIENCE
@@ -236,6 +237,11 @@ class Emulator:
         )
 
     # -- control -------------------------------------------------------------------------------------------
+
+    def add_tool(self, server: str, name: str, description: str = "Echoes its text.") -> None:
+        """Add a tool (it echoes its ``text`` argument) to a running server: its next ``tools/list`` shows it."""
+        spec = ToolSpec(name, description, EchoArguments, lambda args: {"echo": args.text})
+        self.servers[server].tools().append(spec)
 
     def reset(self) -> None:
         """Clear recordings, every fault (also those from the config) and every server's state."""

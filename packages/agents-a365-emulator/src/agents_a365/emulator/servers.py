@@ -23,6 +23,7 @@ class EmulatedServer:
 
     config: ServerConfig
     state: Any
+    live_tools: list[ToolSpec] | None = None
 
     @property
     def name(self) -> str:
@@ -40,11 +41,15 @@ class EmulatedServer:
         return PLATFORM_AUDIENCES
 
     def tools(self) -> list[ToolSpec]:
-        if isinstance(self.state, MailState):
-            return mail_tools(self.state)
-        if isinstance(self.state, CalendarState):
-            return calendar_tools(self.state)
-        return notes_tools(self.state)
+        """The server's tools: one list per server, which :meth:`Emulator.add_tool` extends while it runs."""
+        if self.live_tools is None:
+            if isinstance(self.state, MailState):
+                self.live_tools = mail_tools(self.state)
+            elif isinstance(self.state, CalendarState):
+                self.live_tools = calendar_tools(self.state)
+            else:
+                self.live_tools = notes_tools(self.state)
+        return self.live_tools
 
     def reset(self) -> None:
         self.state.reset()

@@ -7,6 +7,7 @@ __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 from ._cache import ToolDefinitionCache
 from ._second_level import CacheStore
 from ._telemetry import configure_telemetry
+from ._turn_scope import TurnScope
 from .configuration import ToolingConfiguration, get_mcp_platform_authentication_scope
 from .constants import DEFAULT_PLATFORM_ENDPOINT, DEFAULT_PLATFORM_SCOPE, PLATFORM_APP_ID, Headers
 from .errors import (
@@ -17,7 +18,9 @@ from .errors import (
     ToolingError,
     ToolServerConfigurationError,
     ToolServerDiscoveryError,
+    ToolServerNotGivenError,
     TurnMismatchError,
+    UnknownTurnError,
 )
 from .headers import build_request_headers, clean_header_value, resolve_agent_id_header
 from .mcp_http import mcp_http_client_factory, shared_ssl_context
@@ -48,10 +51,13 @@ __all__ = [
     "ToolOptions",
     "ToolServerConfigurationError",
     "ToolServerDiscoveryError",
+    "ToolServerNotGivenError",
     "ToolingConfiguration",
     "ToolingError",
     "ToolingManifestEntry",
     "TurnMismatchError",
+    "TurnScope",
+    "UnknownTurnError",
     "build_request_headers",
     "clean_header_value",
     "configure_telemetry",

@@ -92,10 +92,13 @@ class Discovery(ServicePart):
             metric_attributes={"a365.discovery.source": source},
         ) as span:
             check_options(options, ToolOptions)
-            if auth_token is not None:
-                # A token the caller passes fails fast when malformed or expired, on every path
-                # (only BEARER_TOKEN* development values may be opaque).
+            if auth_token is not None and not (manifest and "." not in strip_bearer(auth_token)):
+                # A token the caller passes fails fast when malformed or expired, on every path; in
+                # development an opaque one (not a JWT) is sent as given.
                 auth_token = usable_token(auth_token)[0]
+            elif auth_token is not None:
+                logger.debug("auth_token is not a JWT: sent as given, no expiry known")
+                auth_token = strip_bearer(auth_token)
             headers = functools.partial(
                 build_request_headers,
                 turn,
@@ -168,8 +171,15 @@ class Discovery(ServicePart):
         for server, scope in zip(listed, scopes, strict=True):
             names.setdefault(scope, []).append(server.mcp_server_name)
         v2_scopes = [scope for scope in names if scope != platform_scope]
-        v2_tokens = await asyncio.gather(*(exchange(scope, tuple(names[scope])) for scope in v2_scopes))
-        tokens = {platform_scope: auth_token, **dict(zip(v2_scopes, v2_tokens, strict=True))}
+        if turn.context is None and v2_scopes:  # turnless (Microsoft's form): nothing to exchange with
+            unsent = [name for scope in v2_scopes for name in names[scope]]
+            logger.warning("no turn: MCP servers %s (own audience) get no token", unsent)
+        exchanges = (exchange(scope, tuple(names[scope])) for scope in v2_scopes if turn.context is not None)
+        v2_tokens: list[str | None] = [*await asyncio.gather(*exchanges)] or [None] * len(v2_scopes)
+        tokens: dict[str, str | None] = {
+            platform_scope: auth_token,
+            **dict(zip(v2_scopes, v2_tokens, strict=True)),
+        }
         # Built once per token, not once per server.
         by_scope = {scope: headers(auth_token=tokens[scope], identity_token=auth_token) for scope in names}
         return [(server, by_scope[scope]) for server, scope in zip(listed, scopes, strict=True)]

@@ -16,7 +16,7 @@ from httpx_sse import EventSource
 from mcp.types import Tool
 
 from ._stepwise import Steps, json_value, mapped, run_cooperatively
-from ._tool_names import usable_tool
+from ._tool_names import distinct_tools, usable_tool
 from .models import MCPServerConfig
 
 __all__ = ["MAX_LIST_PAGES", "SessionGone", "list_tool_pages"]
@@ -95,5 +95,5 @@ async def list_tool_pages(
         page, cursor = await _request(client, server, message)
         tools.extend(page)
         if cursor is None:
-            return tools
+            return distinct_tools(tools, server.name)  # one definition per name, across pages too
     raise ListingError(f"tools/list returned more than {max_pages} pages")

@@ -8,9 +8,10 @@
   unless another tool has it; every MCP tool involved in a clash becomes ``<server>_<tool>`` (only
   ``[A-Za-z0-9_-]``), then ``_2``, ``_3`` … servers taken in name order. The result depends only
   on the names, never on discovery order, so a tool keeps its name from turn to turn.
-* **A tool whose definition is unusable** (no name, a missing, null or non-object ``inputSchema``):
-  left out with one WARNING naming it and its server; the server's other tools stay
-  (:func:`usable_tools`).
+* **A tool whose definition is unusable** (no name, a missing, null or non-object ``inputSchema``, one a
+  framework or a model cannot take: :func:`schema_fault`), **or a name its server listed already** (a server is
+  called by name: its first definition is kept, :func:`distinct_tools`): left out with one WARNING naming it and
+  its server; the server's other tools stay (:func:`usable_tools`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ __all__ = ["normalize_url", "resolve_tool_names", "unique_server_steps", "unique
 logger = logging.getLogger(__name__)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+# Containers in an inputSchema, its $refs followed: the Agents SDK refuses a whole agent past 100 levels, and
+# LangChain inlines every $ref for the model (an exponential fan-out of $refs would stall every model call).
+MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES = 64, 10_000
 
 
 @functools.lru_cache(maxsize=4096)  # every turn compares the same few URLs: parse each once
@@ -82,22 +86,77 @@ def usable_tools(definitions: Iterable[Any], server_name: str) -> list[Tool]:
 
 def usable_tool(item: Any, server_name: str) -> Tool | None:
     """One definition of :func:`usable_tools` (``None``: left out, with its WARNING)."""
-    if isinstance(item, Tool):
-        return item
-    raw = item if isinstance(item, Mapping) else {}
+    raw = item.model_dump(by_alias=True) if isinstance(item, Tool) else item  # mcp 2 too: wire names
+    raw = raw if isinstance(raw, Mapping) else {}
     name = raw.get("name")
     if not isinstance(name, str) or not name:
         reason = "it has no name"
     elif not isinstance(raw.get("inputSchema"), Mapping):
         reason = "its inputSchema is missing or not a JSON object"
+    elif (fault := schema_fault(raw["inputSchema"])) is not None:
+        reason = fault
     else:
         try:
-            return Tool.model_validate(raw)
+            return item if isinstance(item, Tool) else Tool.model_validate(raw)
         except ValidationError:  # its text may quote the server's data: not logged
             reason = "its definition is invalid"
     label = name[:100] if isinstance(name, str) else "<unnamed>"
     logger.warning("MCP server %r: tool %r left out: %s", server_name, label, reason)
     return None
+
+
+def schema_fault(schema: Mapping[str, Any]) -> str | None:
+    """Why a tool's ``inputSchema`` cannot be offered to a model (``None``: it can): a ``type`` other than
+    ``object``, a ``$ref`` that does not point into it, or, its ``$ref`` s followed (each once on a path: a cycle
+    is fine), more than ``MAX_SCHEMA_DEPTH`` levels or ``MAX_SCHEMA_NODES`` containers."""
+    if schema.get("type", "object") != "object":
+        return "its inputSchema is not of type object"
+    root = dict(schema)
+    stack: list[tuple[Any, int, frozenset[str]]] = [(root, 1, frozenset())]
+    nodes = 0
+    while stack:
+        value, depth, followed = stack.pop()
+        nodes += 1
+        if depth > MAX_SCHEMA_DEPTH or nodes > MAX_SCHEMA_NODES:
+            return "its inputSchema is too deeply nested or too large"
+        if isinstance(value, dict) and "$ref" in value:
+            if (target := _target(value["$ref"], root)) is None:
+                return "its inputSchema has a $ref that points nowhere"
+            if value["$ref"] not in followed and type(target) in (dict, list):
+                stack.append((target, depth, followed | {value["$ref"]}))
+        for child in value.values() if isinstance(value, dict) else value:  # JSON: dicts and lists only
+            if type(child) is dict or type(child) is list:  # not isinstance: this loop is hot
+                stack.append((child, depth + 1, followed))
+    return None
+
+
+def _target(ref: Any, root: dict[str, Any]) -> Any:
+    """What ``ref`` points to in ``root``, read as LangChain reads it (``#/a/0/b``, no escapes), else ``None``."""
+    if not isinstance(ref, str) or ref.split("/")[0] != "#":
+        return None
+    target: Any = root
+    for key in ref.split("/")[1:]:
+        if isinstance(target, dict):
+            target = target.get(key)
+        elif isinstance(target, list) and key.isdigit() and int(key) < len(target):
+            target = target[int(key)]
+        else:
+            return None
+    return target
+
+
+def distinct_tools(tools: Iterable[Tool], server_name: str) -> list[Tool]:
+    """``tools`` without a name listed before (one WARNING each): the server is called by name, so it runs one
+    definition; the first is kept."""
+    kept: dict[str, Tool] = {}
+    for tool in tools:
+        if tool.name in kept:
+            logger.warning(
+                "MCP server %r: tool %r left out: its name is listed twice", server_name, tool.name[:100]
+            )
+        else:
+            kept[tool.name] = tool
+    return list(kept.values())
 
 
 def resolve_tool_names(

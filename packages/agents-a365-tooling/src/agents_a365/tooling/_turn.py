@@ -6,7 +6,7 @@ and hands that value to the parts of the call: headers, caches, telemetry, the t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from agents_a365.runtime import TurnContextLike, require
@@ -29,6 +29,8 @@ class TurnIdentity:
     channel: str | None = None
     sub_channel: str | None = None
     tenant_id: str | None = None
+    # The turn itself (set by turn_identity): what lets a tool resolve this user's token at call time.
+    turn_context: Any = field(default=None, compare=False, repr=False)
 
 
 class TurnKey(NamedTuple):
@@ -96,7 +98,8 @@ def _blueprint_id(sender: Any) -> Any:
 def turn_identity(turn_context: TurnContextLike) -> TurnIdentity:
     """The :class:`TurnIdentity` of a hosting-core ``TurnContext`` (absent values are ``None``)."""
     require(turn_context, "turn_context")
-    return require(read_turn(turn_context).identity, "turn_context.activity")
+    identity = require(read_turn(turn_context).identity, "turn_context.activity")
+    return replace(identity, turn_context=turn_context)
 
 
 def read_turn(turn_context: TurnContextLike | None) -> Turn:

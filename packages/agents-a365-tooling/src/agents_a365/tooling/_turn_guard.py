@@ -1,28 +1,17 @@
-"""No token crosses users: an MCP server or tool registered for one turn identity refuses another's turn.
-
-Registration (``list_tool_servers``) stamps each server with its turn's identity and marks that identity as
-the calling task's current turn (a ``ContextVar``: tasks the turn starts, the agent's run included, inherit
-it). Before an MCP request, the extensions compare the server's identity with the run's context when it
-carries one (a ``TurnIdentity`` or a ``TurnContext``), else with the task's current turn.
+"""The registration-time turn guard, kept for extensions built on it: compare a server's stamped identity with
+the run's context, else the task's turn scope. This SDK's own extensions resolve identity at call time
+(``_turn_scope.py``) and no longer need it.
 """
 
 from __future__ import annotations
 
-from contextvars import ContextVar
 from typing import Any
 
 from ._turn import TurnIdentity, read_turn
+from ._turn_scope import current_scope
 from .errors import TurnMismatchError
 
-__all__ = ["check_turn", "enter_turn", "identity_of"]
-
-_current: ContextVar[TurnIdentity | None] = ContextVar("agents_a365_turn", default=None)
-
-
-def enter_turn(identity: TurnIdentity | None) -> None:
-    """The calling task (and the tasks it starts from now on) serves ``identity``'s turn."""
-    if identity is not None:
-        _current.set(identity)
+__all__ = ["check_turn", "identity_of"]
 
 
 def identity_of(context: Any) -> TurnIdentity | None:
@@ -38,7 +27,8 @@ def _who(identity: TurnIdentity) -> tuple[str | None, str | None, str | None]:
 def check_turn(bound: TurnIdentity | None, context: Any = None, *, what: str) -> None:
     """Raise :class:`TurnMismatchError` when ``what`` (registered for ``bound``) is used in another identity's
     turn: the one ``context`` carries, else the calling task's. Unknown identities are not compared."""
-    current = identity_of(context) or _current.get()
+    scope = current_scope()
+    current = identity_of(context) or (scope.identity if scope is not None else None)
     if bound is None or current is None or _who(current) == _who(bound):
         return
     differs = "; ".join(

@@ -80,3 +80,12 @@ class ChatHistorySendError(ToolingError):
 class TurnMismatchError(ToolingError):
     """An MCP server or tool registered for one turn identity (tenant, user, agent) was called in a turn
     of another: the call is not sent. Names what differs, never a token."""
+
+
+class UnknownTurnError(TurnMismatchError):
+    """An MCP request of this SDK's tools ran where no turn is known (no run context naming one, no turn scope):
+    it was not sent. Says how to pass the turn."""
+
+
+class ToolServerNotGivenError(ToolingError):
+    """A tool of an MCP server that discovery did not give the running turn's user was called: not sent."""

@@ -5,6 +5,7 @@ and third parties') import the building blocks below, and nothing private. See d
 behaviour every extension must share and the contract suite that checks it.
 """
 
+from ._agent_tools import AgentTools
 from ._cache import ToolDefinitionCache
 from ._deprecation import check_options, keyword_aliases, renamed_kwargs
 from ._history import (
@@ -26,12 +27,15 @@ from ._telemetry_hooks import mcp_session_span
 from ._tool_names import normalize_url, resolve_tool_names, unique_servers, usable_tools
 from ._turn import TurnIdentity, turn_identity
 from ._turn_guard import check_turn, identity_of
+from ._turn_scope import CallTime, current_scope, refusal
 from .extension_base import ExtensionServiceBase, require
 from .mcp_http import mcp_http_client_factory, shared_ssl_context
 
 __all__ = [
     "MAX_LIST_PAGES",
     "PART_SEPARATOR",
+    "AgentTools",
+    "CallTime",
     "ExtensionServiceBase",
     "McpSessionPool",
     "NativeMessage",
@@ -45,6 +49,7 @@ __all__ = [
     "check_turn",
     "coerce_timestamp",
     "convert_native",
+    "current_scope",
     "describe_error",
     "identity_of",
     "join_parts",
@@ -54,6 +59,7 @@ __all__ = [
     "mcp_session_span",
     "normalize_url",
     "redact_headers",
+    "refusal",
     "renamed_kwargs",
     "require",
     "resolve_tool_names",

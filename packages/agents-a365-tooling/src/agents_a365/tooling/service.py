@@ -26,7 +26,7 @@ from ._telemetry_hooks import SendTelemetry, mcp_session_span
 from ._threat_protection import ThreatProtection
 from ._transport import core_client
 from ._turn import read_turn
-from ._turn_guard import enter_turn
+from ._turn_scope import TurnScope
 from ._urls import NAME, validate_token_url
 from .configuration import ToolingConfiguration
 from .mcp_http import shared_ssl_context
@@ -167,8 +167,9 @@ class McpToolServerConfigurationService:
         Positional arguments: ``(turn_context, authorization, auth_handler_name, auth_token, options)``, or
         Microsoft's order ``(agentic_app_id, auth_token, options, authorization, auth_handler_name,
         turn_context)`` when the first is a string. ``agentic_app_id`` overrides the agent id resolved from
-        the turn (production). Each server carries the turn's ``identity``: the extensions refuse to call it
-        in another user's turn.
+        the turn (production). Without a turn (Microsoft's ``list_tool_servers(agentic_app_id, auth_token)``),
+        the servers carry the caller's token (a server of its own audience gets none: no exchange is possible)
+        and no identity.
 
         Development (``use_tooling_manifest``): servers from ``ToolingManifest.json``,
         tokens from ``BEARER_TOKEN_<NAME>`` then ``BEARER_TOKEN``. Production: a token for
@@ -187,15 +188,28 @@ class McpToolServerConfigurationService:
         app_id = given.pop("agentic_app_id") or None
         if app_id is not None and not (isinstance(app_id, str) and NAME.fullmatch(app_id)):
             raise ValueError("agentic_app_id must be an agent id: 1-128 letters, digits, '.', '_' or '-'")
-        if given["turn_context"] is None:
+        if given["turn_context"] is None and not (
+            given["auth_token"] or self.configuration.use_tooling_manifest
+        ):
             raise ValueError(
                 "turn_context is required (with Microsoft's list_tool_servers(agentic_app_id, auth_token) "
-                "form, add turn_context=context, authorization=auth, auth_handler_name=...)"
+                "form, pass auth_token, or add turn_context=context, authorization=auth, auth_handler_name=...)"
             )
         turn = read_turn(given.pop("turn_context"))  # the one read of the turn: its parts get this value
-        servers = await self._discovery.list_tool_servers(turn, **given, agent_id=app_id)
-        enter_turn(turn.guarded)
-        return servers
+        return await self._discovery.list_tool_servers(turn, **given, agent_id=app_id)
+
+    def turn_scope(
+        self,
+        turn_context: TurnContextLike,
+        authorization: AuthorizationLike | None = None,
+        auth_handler_name: str | None = None,
+        auth_token: str | None = None,
+        options: ToolOptions | None = None,
+    ) -> TurnScope:
+        """The turn ``turn_context`` is, for everything run inside ``with service.turn_scope(...):`` (and the
+        tasks started there): the MCP requests of this SDK's tools and servers are made for this turn's
+        user, with that user's token for each server's audience. See :class:`TurnScope`."""
+        return TurnScope(self, turn_context, authorization, auth_handler_name, auth_token, options)
 
     # -- MCP -------------------------------------------------------------------------------
     @property

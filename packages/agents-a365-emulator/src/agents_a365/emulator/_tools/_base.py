@@ -30,6 +30,12 @@ def check_email(address: str) -> str:
     return candidate
 
 
+class EchoArguments(BaseModel):
+    """The arguments of :meth:`Emulator.add_tool`'s tools."""
+
+    text: str = ""
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """One tool: its name, description, argument model (gives the input schema) and implementation.
@@ -66,15 +72,20 @@ def _describe(exc: ValidationError) -> str:
 def build_mcp_server(name: str, tools: Sequence[ToolSpec]) -> Server[dict[str, Any], Any]:
     """A low-level MCP server exposing ``tools`` (``tools/list`` and ``tools/call``)."""
     server: Server[dict[str, Any], Any] = Server(name, version="0.1.0")
-    by_name = {tool.name: tool for tool in tools}
-    listing = [tool.to_mcp() for tool in tools]
+    # ``tools`` may grow while the server runs (``Emulator.add_tool``): the listing follows it.
+    built: list[Any] = [-1, {}, []]  # tool count, by name, listing
+
+    def current() -> tuple[dict[str, ToolSpec], list[types.Tool]]:
+        if built[0] != len(tools):
+            built[:] = [len(tools), {t.name: t for t in tools}, [t.to_mcp() for t in tools]]
+        return built[1], built[2]
 
     async def list_tools(_: types.ListToolsRequest) -> types.ServerResult:
-        return types.ServerResult(types.ListToolsResult(tools=listing))
+        return types.ServerResult(types.ListToolsResult(tools=current()[1]))
 
     async def call_tool(request: types.CallToolRequest) -> types.ServerResult:
         tool_name = request.params.name
-        spec = by_name.get(tool_name)
+        spec = current()[0].get(tool_name)
         if spec is None:
             return _error(f"Unknown tool: {tool_name!r}")
         try:

@@ -12,8 +12,16 @@ from langchain_core.tools import BaseTool
 
 from agents_a365.runtime import AuthorizationLike, TurnContextLike
 from agents_a365.tooling import ToolOptions
-from agents_a365.tooling.extensibility import McpSessionPool, list_servers, renamed_kwargs, resolve_tool_names
+from agents_a365.tooling.extensibility import (
+    AgentTools,
+    CallTime,
+    McpSessionPool,
+    list_servers,
+    renamed_kwargs,
+    resolve_tool_names,
+)
 
+from ._agent import McpAgent
 from ._connections import to_langchain
 from ._history_sends import ChatHistorySends, StateGraphLike
 from ._toolset import AgentFactory, McpToolset
@@ -41,6 +49,33 @@ class McpToolRegistrationService(ChatHistorySends):
         return self.configuration_service.session_pool
 
     # -- tools -------------------------------------------------------------------------------
+    def create_agent(
+        self,
+        agent_options: Mapping[str, Any],
+        *,
+        authorization: AuthorizationLike | None = None,
+        auth_handler_name: str | None = None,
+        agent_factory: AgentFactory = create_agent,
+        options: ToolOptions | None = None,
+        skip_unreachable: bool = True,
+    ) -> McpAgent:
+        """One agent for every user, built before any turn (the recommended form)::
+
+            agent = service.create_agent({"model": model, "tools": [my_tool]}, authorization=app.auth,
+                                         auth_handler_name="AGENTIC")
+            result = await agent.ainvoke({"messages": [...]}, context=turn_identity(turn_context))
+
+        ``agent_options`` are ``create_agent``'s keyword arguments; the MCP tools of the running turn's agent
+        identity join ``tools``. ``authorization`` and ``auth_handler_name`` are the app's (hosting-core's
+        ``app.auth``), used for each user's token exchange. A server that cannot be listed is left out of the
+        turn with a WARNING (``skip_unreachable=False``: ``McpServerConnectionError``). See :class:`McpAgent`.
+        """
+        if not isinstance(agent_options, Mapping):
+            raise ValueError("agent_options is required (the keyword arguments of create_agent)")
+        core = self.configuration_service
+        calltime = CallTime(core, authorization, auth_handler_name, self.tool_options(options))
+        return McpAgent(AgentTools(calltime, skip_unreachable=skip_unreachable), agent_options, agent_factory)
+
     @renamed_kwargs(tool_options="options")
     @contextlib.asynccontextmanager
     async def mcp_tools(
@@ -116,10 +151,10 @@ class McpToolRegistrationService(ChatHistorySends):
         skip_unreachable: bool,
         exited: asyncio.Event | None,
     ) -> McpToolset:
-        core = self.configuration_service
-        servers = await core.list_tool_servers(
-            turn_context, authorization, auth_handler_name, auth_token, options=self.tool_options(options)
-        )
+        core, options = self.configuration_service, self.tool_options(options)
+        scope = core.turn_scope(turn_context, authorization, auth_handler_name, auth_token, options)
+        servers = list((await scope.servers()).values())
+        scope.enter()  # this task's turn from now on: its run needs no context (calls still resolve theirs)
         # Listed concurrently by the core (cached definitions cost no MCP request) on the pooled sessions.
         listed, _ = await list_servers(
             core.list_mcp_tools, servers, skip_unreachable=skip_unreachable, cache=core.tool_definitions
@@ -128,8 +163,12 @@ class McpToolRegistrationService(ChatHistorySends):
         # Named across servers once, at conversion; a merge renames only a clash with the agent's own tools.
         mcp_names = {name: [d.name for d in defs] for name, (_, defs) in by_name.items()}
         names = resolve_tool_names((), mcp_names)
+        calltime, pool = (
+            CallTime(core, authorization, auth_handler_name, options, registered=scope),
+            core.session_pool,
+        )
         tools = {
-            name: await to_langchain(defs, s, core, names=names[name], exited=exited)
+            name: await to_langchain(defs, name, s.url, calltime, names=names[name], exited=exited, pool=pool)
             for name, (s, defs) in by_name.items()
         }
         return McpToolset([server for server, _ in listed], tools, mcp_names)

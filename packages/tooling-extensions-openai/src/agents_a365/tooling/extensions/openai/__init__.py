@@ -6,6 +6,7 @@ connected by their first call) and sends
 the conversation of an ``agents`` ``Session`` to real-time threat protection.
 """
 
+from ._agent_servers import A365AgentServers
 from ._conversion import TOOL_OUTPUT_ROLE, extract_text, to_chat_history_message, to_chat_history_messages
 from ._server import A365MCPServer
 from .service import ORCHESTRATOR_NAME, McpToolRegistrationService
@@ -13,6 +14,7 @@ from .service import ORCHESTRATOR_NAME, McpToolRegistrationService
 __all__ = [
     "ORCHESTRATOR_NAME",
     "TOOL_OUTPUT_ROLE",
+    "A365AgentServers",
     "A365MCPServer",
     "McpToolRegistrationService",
     "extract_text",

@@ -11,7 +11,7 @@ from agents.mcp import MCPServer
 from mcp.types import Tool
 
 from agents_a365.tooling import MCPServerConfig, McpToolServerConfigurationService
-from agents_a365.tooling.extensibility import resolve_tool_names
+from agents_a365.tooling.extensibility import CallTime, resolve_tool_names
 
 from ._server import A365MCPServer
 
@@ -49,6 +49,7 @@ def build_servers(
     own_tools: Iterable[Any],
     core: McpToolServerConfigurationService,
     options: Mapping[str, Any],
+    calltime: CallTime | None = None,
 ) -> list[A365MCPServer]:
     """One server per listed config, calling through ``core``'s session pool; a tool name
     clashing with another tool (one of ``own_tools``, the agent's function tools, or another server's) is
@@ -63,6 +64,7 @@ def build_servers(
             pool=pool,
             tool_cache=core.tool_definitions,
             exposed_names=exposed[config.mcp_server_name],
+            calltime=calltime,
             **options,
         )
         for config, tools in listed

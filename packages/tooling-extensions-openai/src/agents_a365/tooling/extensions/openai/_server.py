@@ -39,22 +39,60 @@ from mcp.types import (
     Tool,
 )
 
-from agents_a365.tooling import MCPServerConfig, ToolDefinitionCache
-from agents_a365.tooling.extensibility import McpSessionPool, check_turn, tool_call_result, tool_call_span
+from agents_a365.tooling import MCPServerConfig, ToolDefinitionCache, ToolServerNotGivenError
+from agents_a365.tooling.extensibility import (
+    CallTime,
+    McpSessionPool,
+    check_turn,
+    refusal,
+    tool_call_result,
+    tool_call_span,
+)
 
-__all__ = ["A365MCPServer"]
+__all__ = ["A365MCPServer", "NotesTurn", "call_for_turn", "output_schema"]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-# (tool name, call id) noted by the tool_meta_resolver for the call that follows in the same task.
-_CALL: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar("a365_mcp_call", default=None)
+# (tool name, call id, run context) noted by the tool_meta_resolver for the call that follows in the same task.
+_CALL: contextvars.ContextVar[tuple[str, Any, Any] | None] = contextvars.ContextVar(
+    "a365_mcp_call", default=None
+)
 # mcp 1 names the field outputSchema, mcp 2 output_schema (a missing attribute of a model costs ~2 us).
 _OUTPUT_SCHEMA = "outputSchema" if "outputSchema" in Tool.model_fields else "output_schema"
 
 
-class A365MCPServer(MCPServer):
-    """One Agent 365 MCP server of one turn (built by the registration service).
+class NotesTurn(MCPServer):
+    """An ``MCPServer`` whose ``tool_meta_resolver`` (called by the Agents SDK just before each ``call_tool``, in
+    the task that starts it) also notes the call's id and the run's context for that call."""
+
+    @property
+    def tool_meta_resolver(self) -> Any:
+        """The SDK's ``_meta`` resolver hook, wrapped to note the tool call id for the span."""
+        return self._resolver
+
+    @tool_meta_resolver.setter
+    def tool_meta_resolver(self, resolver: Any) -> None:
+        def resolve(context: Any) -> Any:
+            run_context = getattr(context, "run_context", None)
+            tool_name = getattr(context, "tool_name", None)
+            if isinstance(tool_name, str):  # the call's id and turn (the run's context) for call_tool
+                _CALL.set(
+                    (
+                        tool_name,
+                        getattr(run_context, "tool_call_id", None),
+                        getattr(run_context, "context", None),
+                    )
+                )
+            return None if resolver is None else resolver(context)
+
+        self._resolver = resolve
+
+
+class A365MCPServer(NotesTurn):
+    """One Agent 365 MCP server (built by the registration service). With a ``calltime``, every request is made
+    for the turn it runs in: the run's context, else the task's turn scope (``UnknownTurnError`` when none);
+    without, with ``config``'s headers as given.
 
     ``tool_filter`` and ``cache_tools_list`` mean what they mean for ``MCPServerStreamableHttp``
     (``cache_tools_list=False``: every ``list_tools`` asks the server); the other keyword arguments
@@ -69,6 +107,7 @@ class A365MCPServer(MCPServer):
         pool: McpSessionPool,
         tool_cache: ToolDefinitionCache | None = None,
         exposed_names: Sequence[str] | None = None,
+        calltime: CallTime | None = None,
         cache_tools_list: bool = True,
         tool_filter: ToolFilter = None,
         **options: Any,
@@ -81,12 +120,13 @@ class A365MCPServer(MCPServer):
         self._connected = False
         self._closed = False
         self._tool_cache = tool_cache
+        self._calltime = calltime  # how each request finds its turn's config (None: ``config`` as given)
         names = list(exposed_names) if exposed_names is not None else [t.name for t in tools]
         # exposed name -> the server's own; computed once, the same on every list_tools of the turn.
         self._originals = {n: t.name for n, t in zip(names, tools, strict=True) if n != t.name}
         self._exposed = {t.name: n for n, t in zip(names, tools, strict=True) if n != t.name}
         self._tools = [self._expose(t) for t in tools]
-        self._output_schemas = {t.name: _output_schema(t) for t in tools}
+        self._output_schemas = {t.name: output_schema(t) for t in tools}
 
     @property
     def name(self) -> str:
@@ -100,22 +140,6 @@ class A365MCPServer(MCPServer):
     def is_connected(self) -> bool:
         """Whether it has made a request (its pooled session is open) and is not closed yet."""
         return self._connected and not self._closed and not self._pool.closed
-
-    @property
-    def tool_meta_resolver(self) -> Any:
-        """The SDK's ``_meta`` resolver hook, wrapped to note the tool call id for the span."""
-        return self._resolver
-
-    @tool_meta_resolver.setter
-    def tool_meta_resolver(self, resolver: Any) -> None:
-        def resolve(context: Any) -> Any:
-            call_id = getattr(getattr(context, "run_context", None), "tool_call_id", None)
-            tool_name = getattr(context, "tool_name", None)
-            if isinstance(call_id, str) and isinstance(tool_name, str):
-                _CALL.set((tool_name, call_id))
-            return None if resolver is None else resolver(context)
-
-        self._resolver = resolve
 
     def __repr__(self) -> str:
         return f"A365MCPServer({self.name!r}, url={self.url!r}, tools={len(self._tools)})"
@@ -151,18 +175,22 @@ class A365MCPServer(MCPServer):
     async def list_tools(
         self, run_context: RunContextWrapper[Any] | None = None, agent: Any | None = None
     ) -> list[Tool]:
-        # No token crosses users: the run's context (else the task) says whose turn this is.
-        check_turn(
-            self.config.identity, getattr(run_context, "context", None), what=f"MCP server {self.name!r}"
-        )
+        # No token crosses users: the run's context (else the task) says whose turn this is; a user not given
+        # this server is offered none of its tools.
+        context = getattr(run_context, "context", None)
+        if self._calltime is None:
+            check_turn(self.config.identity, context, what=f"MCP server {self.name!r}")
+        elif self.name not in await self._calltime.scope(context, what=f"MCP server {self.name!r}").servers():
+            return []
         tools = self._tools if self.cache_tools_list else await self._list_now()
         if self.tool_filter is None:
             return list(tools)
         return await self._filtered(tools, run_context, agent)
 
     async def _list_now(self) -> list[Tool]:
-        listed = await self._run(lambda pool: pool.list_tools(self.config))  # page cap, one deadline
-        self._output_schemas.update({t.name: _output_schema(t) for t in listed})
+        config = self.config if self._calltime is None else await self._calltime.server(self.name)
+        listed = await self._run(lambda pool: pool.list_tools(config))  # page cap, one deadline
+        self._output_schemas.update({t.name: output_schema(t) for t in listed})
         return [self._expose(t) for t in listed]
 
     async def _filtered(self, tools: Sequence[Tool], run_context: Any, agent: Any) -> list[Tool]:
@@ -199,19 +227,23 @@ class A365MCPServer(MCPServer):
         self, tool_name: str, arguments: dict[str, Any] | None, meta: dict[str, Any] | None = None
     ) -> CallToolResult:
         self._refuse_if_closed()  # before the span: a refused call is not a failed one (the cache stays)
-        call_id = noted[1] if (noted := _CALL.get()) is not None and noted[0] == tool_name else None
-        with tool_call_span(self.name, tool_name, call_id, arguments=arguments) as span:
-            check_turn(self.config.identity, what=f"MCP server {self.name!r}")
-            name = self._originals.get(tool_name, tool_name)
-            schema = self._output_schemas.get(name)
-            call = self._run(
-                lambda pool: pool.call_tool(self.config, name, arguments, meta=meta, output_schema=schema)
-            )
-            return await tool_call_result(call, span, self.config, self._tool_cache)
+        name = self._originals.get(tool_name, tool_name)
+        return await call_for_turn(
+            self._calltime,
+            self.config,
+            tool_name,
+            name,
+            arguments,
+            meta,
+            self._output_schemas.get(name),
+            self._run,
+            self._tool_cache,
+        )
 
     # -- prompts and resources: straight to the session ------------------------------------------
     async def _session(self, operation: Callable[[ClientSession], Awaitable[T]]) -> T:
-        return await self._run(lambda pool: pool.run(self.config, operation, idempotent=True))
+        config = self.config if self._calltime is None else await self._calltime.server(self.name)
+        return await self._run(lambda pool: pool.run(config, operation, idempotent=True))
 
     async def list_prompts(self) -> ListPromptsResult:
         return await self._session(lambda s: s.list_prompts())
@@ -229,6 +261,35 @@ class A365MCPServer(MCPServer):
         return await self._session(lambda s: s.read_resource(uri))  # type: ignore[arg-type]
 
 
-def _output_schema(tool: Tool) -> dict[str, Any] | None:
+async def call_for_turn(
+    calltime: CallTime | None,
+    server: MCPServerConfig,
+    tool_name: str,
+    name: str,
+    arguments: dict[str, Any] | None,
+    meta: dict[str, Any] | None,
+    schema: dict[str, Any] | None,
+    run: Callable[[Callable[[McpSessionPool], Awaitable[CallToolResult]]], Awaitable[CallToolResult]],
+    cache: ToolDefinitionCache | None,
+) -> CallToolResult:
+    """One ``tools/call`` of ``name`` (exposed as ``tool_name``) on ``server`` for the turn it runs in: the run
+    context the ``tool_meta_resolver`` noted, else the task's scope; a user not given the server gets a tool
+    error, nothing sent."""
+    noted = _CALL.get()
+    call_id, context = noted[1:] if noted is not None and noted[0] == tool_name else (None, None)
+    with tool_call_span(server.mcp_server_name, tool_name, call_id, arguments=arguments) as span:
+        if calltime is None:
+            check_turn(server.identity, context, what=f"MCP server {server.mcp_server_name!r}")
+        else:
+            try:
+                server = await calltime.server(server.mcp_server_name, context)
+            except ToolServerNotGivenError as exc:
+                return refusal(exc)
+        config = server
+        call = run(lambda pool: pool.call_tool(config, name, arguments, meta=meta, output_schema=schema))
+        return await tool_call_result(call, span, config, cache)
+
+
+def output_schema(tool: Tool) -> dict[str, Any] | None:
     schema = getattr(tool, _OUTPUT_SCHEMA, None)
     return schema if isinstance(schema, dict) else None

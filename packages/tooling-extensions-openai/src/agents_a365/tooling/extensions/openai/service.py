@@ -16,10 +16,18 @@ from agents.memory import Session
 
 from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextLike
 from agents_a365.tooling import ToolOptions
-from agents_a365.tooling.extensibility import check_limit, keyword_aliases, list_servers, unique_servers
+from agents_a365.tooling.extensibility import (
+    AgentTools,
+    CallTime,
+    check_limit,
+    keyword_aliases,
+    list_servers,
+    unique_servers,
+)
 from agents_a365.tooling.extension_base import ExtensionServiceBase, require
 
-from ._connections import build_servers, check_server_options, server_url
+from ._agent_servers import A365AgentServers
+from ._connections import SERVER_OPTIONS, build_servers, check_server_options, server_url
 from ._conversion import to_chat_history_messages
 from ._server import A365MCPServer
 
@@ -92,6 +100,35 @@ class McpToolRegistrationService(ExtensionServiceBase):
             owner.add_done_callback(lambda _: self._close([server]))
 
     # -- registration ----------------------------------------------------------------------
+    def agent_servers(
+        self,
+        authorization: AuthorizationLike | None = None,
+        auth_handler_name: str | None = None,
+        *,
+        skip_unreachable: bool = True,
+        **server_options: Any,
+    ) -> A365AgentServers:
+        """The agent's Agent 365 MCP servers as one ``MCPServer``, for an ``Agent`` built once (recommended)::
+
+            agent = Agent(name="mailer", mcp_servers=[service.agent_servers(app.auth, "AGENTIC")])
+            result = await Runner.run(agent, text, context=turn_context)
+
+        Every user, conversation and concurrent turn reuses it: each request resolves its run's turn (the run
+        context, else the task's turn scope; neither: ``UnknownTurnError``, nothing sent) and that user's
+        token for its server's audience. ``authorization`` and ``auth_handler_name`` are the app's. A server that
+        cannot be listed is left out of the turn with a WARNING (``skip_unreachable=False``: raised).
+        ``server_options``: ``MCPServer``'s keyword arguments (``require_approval``, ``use_structured_content``…).
+        """
+        unknown = set(server_options) - SERVER_OPTIONS - {"name"} | (
+            {"tool_filter", "cache_tools_list"} & set(server_options)
+        )
+        if unknown:
+            raise ValueError(f"agent_servers() does not take {sorted(unknown)}")
+        calltime = CallTime(
+            self.configuration_service, authorization, auth_handler_name, self.tool_options(None)
+        )
+        return A365AgentServers(AgentTools(calltime, skip_unreachable=skip_unreachable), **server_options)
+
     @keyword_aliases(auth="authorization", context="turn_context")  # Microsoft's keywords
     async def add_tool_servers_to_agent(
         self,
@@ -206,18 +243,19 @@ class McpToolRegistrationService(ExtensionServiceBase):
         existing = [s for s in agent.mcp_servers or [] if not isinstance(s, A365MCPServer)]
         if replaced := [s.name for s in agent.mcp_servers or [] if isinstance(s, A365MCPServer)]:
             logger.debug("replacing the Agent 365 MCP servers of an earlier turn: %s", ", ".join(replaced))
-        discovered = await self.configuration_service.list_tool_servers(
-            turn_context, authorization, auth_handler_name, auth_token, self.tool_options(None)
-        )
+        core, tool_options = self.configuration_service, self.tool_options(None)
+        scope = core.turn_scope(turn_context, authorization, auth_handler_name, auth_token, tool_options)
+        discovered = list((await scope.servers()).values())
+        scope.enter()  # this task's turn from now on: its run needs no context (requests still resolve theirs)
         known = [url for url in map(server_url, existing) if url is not None]
         configs = unique_servers(discovered, known)  # a server already on the agent is not added again
         # Listed by the core (cached per server and token: a warm turn makes no request) on the pooled
         # sessions the calls then use.
-        core = self.configuration_service
         listed, _ = await list_servers(
             core.list_mcp_tools, configs, skip_unreachable=skip_unreachable, cache=core.tool_definitions
         )
-        servers = build_servers(listed, own_tools=agent.tools, core=core, options=options)
+        calltime = CallTime(core, authorization, auth_handler_name, tool_options, registered=scope)
+        servers = build_servers(listed, own_tools=agent.tools, core=core, options=options, calltime=calltime)
         names = ", ".join(s.name for s in servers) or "none"
         logger.info("added MCP servers to agent %r: %s (%d discovered)", agent.name, names, len(discovered))
         if not function_tools:
