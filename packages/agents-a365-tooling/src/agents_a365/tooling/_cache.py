@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import json
 import logging
 import time
 import weakref
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from mcp.types import Tool
 
+from agents_a365.runtime import decode_token_payload
 from agents_a365.runtime.settings import Override
 
 from ._stepwise import Steps, run, run_cooperatively
@@ -204,18 +206,40 @@ class _Definitions:
     digest: str = ""  # of the content: its key in the second level
 
 
+_LISTED_ON = ("tid", "aud", "iss", "idtyp", "appid", "azp", "xms_par_app_azp", "scp", "roles")
+"""A token's claims a server can tell apart when it lists tools: the same for every user of a tenant's agent."""
+
+
+@functools.lru_cache(maxsize=4096)  # the few tokens of the users in flight: decoded once each
+def _listed_with(authorization: str) -> str:
+    # A JWT naming its tenant and audience keys a listing by those claims (tenant, audience, issuer, app, token
+    # type, granted scopes and roles), not by its user: the users of one tenant's agent share one entry, a
+    # token of another tenant, app or grant never reads it. Any other value keys it by itself (per user).
+    try:
+        claims = decode_token_payload(authorization.partition(" ")[2])
+    except ValueError:
+        return authorization
+    if not (isinstance(claims.get("tid"), str) and claims["tid"] and claims.get("aud")):
+        return authorization
+    return json.dumps([claims.get(name) for name in _LISTED_ON])
+
+
 def _fingerprint(headers: Mapping[str, str]) -> str:
-    # Every header the server sees (Authorization above all) is part of the key, so a definition
-    # listed with one user's token is never handed to another user. Only a digest is kept, of each name and
-    # value prefixed by its length (no two header sets share a text; half the CPU of a JSON text).
-    pairs = sorted((name.lower(), value) for name, value in headers.items())
+    # Every header the server sees is part of the key; Authorization by what a listing can depend on
+    # (_listed_with). Only a digest is kept, of each name and value prefixed by its length (no two header sets
+    # share a text; half the CPU of a JSON text).
+    pairs = sorted(
+        (name.lower(), _listed_with(value) if name.lower() == "authorization" else value)
+        for name, value in headers.items()
+    )
     text = "".join(f"{len(name)}:{name}{len(value)}:{value}" for name, value in pairs)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class ToolDefinitionCache:
-    """``tools/list`` results keyed by server URL and a SHA-256 digest of the request headers (so per
-    user), each distinct set of definitions stored once (content-addressed): users whose servers list
+    """``tools/list`` results keyed by server URL and a SHA-256 digest of the request headers, the bearer token
+    by its tenant, audience, app and grants when it is a JWT naming them (so one entry for the users of a
+    tenant's agent), else by itself (per user); each distinct set of definitions stored once (content-addressed): users whose servers list
     the same tools share one copy, an entry costs a key and a reference.
 
     Entries live ``ttl`` seconds (``0`` disables the cache: every turn lists the tools again; a function is
