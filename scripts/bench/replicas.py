@@ -1,17 +1,25 @@
-"""Replicas sharing the caches' second level: 4 processes of the hosted example behind a round-robin balancer,
-users x turns spread over them, what reaches the platform counted; the same run with and without Redis, then
-with Redis stopped for ``--outage`` seconds mid-run.
+"""Replicas sharing the caches' second level (issue 40): processes of the hosted example behind a round-robin
+balancer, users x turns spread over them, what reaches the platform counted at the emulator; the same run with
+the store and without, then with Redis stopped for ``--outage`` seconds mid-run.
 
     uv run --frozen python scripts/bench/replicas.py [--users 1000] [--turns 3] [--replicas 4] [--outage 10]
 
-The platform is the emulator process (``_common.emulator_process``: notes servers, 20 ms latency) behind a
-counting proxy (``examples/replicas/balancer.py`` with one target): every token exchange (``/_emulator/token``:
-the hosted example's development exchange), gateway request and ``tools/list`` passes it. Figures, per run (one
-run is within every TTL): token exchanges per user and audience, gateway requests per user (one agent), and
-``tools/list`` per user and server (each user lists with its own token: a user's definitions are never served to
-another, so a distinct set of definitions is listed once per user; it is stored once). Latency: every turn, and
-the warm turn (one more turn of each user, sent to the replica of its first turn: everything in memory there).
-Redis comes from ``tests/support/redis_server.py`` (Debian's package).
+Each run has an emulator of its own (its default agent: a mail server on the platform's audience, a calendar
+server on its own, as the hosted example's scripted model expects; 20 ms on gateway, MCP and threat-protection
+requests), its ``GET /_emulator/counts`` read at the end: token exchanges (``/_emulator/token``, the hosted example's
+development exchange) by user and audience, gateway requests and ``tools/list`` by user. One run is within
+every TTL, so the figures are per TTL:
+
+- token exchanges per user and audience;
+- gateway requests per agent and user (one agent);
+- ``tools/list`` per distinct set of definitions: per server, the users being of one tenant's agent (their
+  listings are one entry, ``ToolDefinitionCache``);
+- warm p50 / p99: ``--warm-users`` users, one turn sent to one replica, then the timed turn to the same one
+  (everything in its memory), with the store / without;
+- Redis stopped for ``--outage`` s once a third of the users are done: failed turns (an HTTP error, or the
+  agent's error reply in a replica's log), and the figures above for the users who started after it returned.
+
+Redis comes from ``tests/support/redis_server.py`` (Debian's package). ``--json`` writes the figures.
 """
 
 from __future__ import annotations
@@ -25,67 +33,74 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ROOT, agent_id_for, emulator_process, ms
+from _common import LATENCY_MS, ROOT, ms
 from _host_load import percentile
 
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "examples" / "replicas")]
 from balancer import balancer  # noqa: E402 (from the paths above)
-from run import processes, serve, start_replicas  # noqa: E402
+from run import processes, serve, start_platform, start_replicas  # noqa: E402
 
 from agents_a365.emulator import channel_activity  # noqa: E402
-from agents_a365.runtime import decode_token_payload  # noqa: E402
 from support.redis_server import RedisServer, find_redis_server  # noqa: E402
 
-SERVERS = 4
+SERVERS = 2  # the emulator's default agent: mail and calendar
 TURN_TIMEOUT = aiohttp.ClientTimeout(total=120)
-FAILED = "An error occurred in the AgentApplication"
+FAILED = "An error occurred in the AgentApplication"  # the hosted example's reply to a failed turn
 
 
 @dataclass
-class Counts:
-    exchanges: Counter[tuple[str, str]] = field(default_factory=Counter)  # user, scope
-    gateway: Counter[str] = field(default_factory=Counter)  # user
-    lists: Counter[tuple[str, str]] = field(default_factory=Counter)  # user, server
-
-    def observe(self, method: str, path: str, headers: dict[str, str], body: bytes) -> None:
-        if path.startswith("/_emulator/token"):
-            data = json.loads(body)
-            self.exchanges[data.get("user_id"), data.get("scope")] += 1
-        elif path.endswith("/mcpServers"):
-            self.gateway[_user(headers)] += 1
-        elif "/agents/servers/" in path and b'"tools/list"' in body:
-            self.lists[_user(headers), path.split("/")[3]] += 1
-
-    def ratios(self) -> tuple[float, float, float]:
-        return tuple(
-            sum(c.values()) / len(c) if c else float("nan")
-            for c in (self.exchanges, self.gateway, self.lists)
-        )  # type: ignore[return-value]
+class Figures:
+    exchanges: float  # per user and audience
+    gateway: float  # per agent and user
+    lists: float  # per distinct set of definitions (per server)
+    lists_per_user: float  # per user and server, for comparison
 
 
-def _user(headers: dict[str, str]) -> str:
-    token = headers.get("Authorization", headers.get("authorization", "")).removeprefix("Bearer ")
-    try:
-        return str(decode_token_payload(token).get("oid"))
-    except ValueError:
-        return "?"
+def figures(rows: list[dict[str, Any]], users: set[str] | None = None) -> Figures:
+    """The run's figures from the emulator's counts (of ``users`` only, when given)."""
+    exchanges: Counter[tuple[str, str]] = Counter()
+    gateway: Counter[str] = Counter()
+    lists: Counter[str] = Counter()
+    lists_by_user: Counter[tuple[str, str]] = Counter()
+    for row in rows:
+        user, n = row["user"], row["count"]
+        if users is not None and user not in users:
+            continue
+        if row["route"] == "token":
+            exchanges[user, row["method"]] += n
+        elif row["route"] == "gateway":
+            gateway[user] += n
+        elif row["route"] == "mcp" and row["method"] == "tools/list":
+            lists[row["server"]] += n
+            lists_by_user[user, row["server"]] += n
+
+    def ratio(counter: Counter[Any], per: int) -> float:
+        return sum(counter.values()) / per if per else float("nan")
+
+    return Figures(
+        ratio(exchanges, len(exchanges)),
+        ratio(gateway, len(gateway)),
+        ratio(lists, SERVERS),
+        ratio(lists_by_user, len(lists_by_user)),
+    )
 
 
 @dataclass
 class Run:
     label: str
-    counts: Counts
+    figures: Figures | None = None
     latencies: list[float] = field(default_factory=list)
     warm: list[float] = field(default_factory=list)
     failed: int = 0
     wall: float = 0.0
-    after: Counts | None = None  # the outage run: counts of the users who started after Redis returned
+    after: Figures | None = None  # the outage run: the users who started after Redis returned
 
 
 async def turn(http: aiohttp.ClientSession, url: str, platform: str, user: str, i: int) -> float | None:
@@ -94,7 +109,6 @@ async def turn(http: aiohttp.ClientSession, url: str, platform: str, user: str, 
         service_url=platform,
         conversation_id=f"c-{user}",
         user_id=user,
-        agent_id=agent_id_for(SERVERS),
     )
     t0 = time.perf_counter()
     try:
@@ -105,94 +119,105 @@ async def turn(http: aiohttp.ClientSession, url: str, platform: str, user: str, 
         return None
 
 
-async def run(
-    args: argparse.Namespace, label: str, emulator_url: str, redis: RedisServer | None, outage: float = 0.0
-) -> Run:
-    counts = Counts()
-    result = Run(label, counts)
-    logs = Path(tempfile.mkdtemp(prefix=f"replicas-{label}-"))
-    env = (
-        {
-            "A365_CACHE_REDIS_URL": redis.url,
-            "A365_CACHE_KEYS": "k1:" + base64.b64encode(os.urandom(32)).decode(),
-        }
-        if redis
-        else {}
-    )
+async def run(args: argparse.Namespace, label: str, redis: RedisServer | None, outage: float = 0.0) -> Run:
+    result = Run(label)
+    logs = Path(tempfile.mkdtemp(prefix="replicas-"))
+    keys = "k1:" + base64.b64encode(os.urandom(32)).decode()
+    env = {}
+    if redis is not None:
+        env = {"A365_CACHE_REDIS_URL": redis.url, "A365_CACHE_KEYS": keys}
+        env["A365_CACHE_STORE_TIMEOUT"] = str(args.store_timeout)
+    users = [f"user-{n}" for n in range(args.users)]
+    late: set[str] = set()  # users whose first turn began after Redis returned
     with processes() as started:
-        async with serve(balancer([emulator_url], observe=counts.observe)) as platform:
-            replicas = await start_replicas(started, args.replicas, platform, env, logs)
-            async with (
-                serve(balancer(replicas)) as front,
-                aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http,
-            ):
-                gate = asyncio.Semaphore(args.concurrency)
-                users = [f"{label}-user-{n}" for n in range(args.users)]
-                late: set[str] = set()
+        platform = await start_platform(started)
+        async with aiohttp.ClientSession() as control:
+            for route in ("gateway", "mcp", "rtp"):
+                fault = {"latency_ms": LATENCY_MS}
+                async with control.put(f"{platform}/_emulator/faults/{route}", json=fault) as answer:
+                    answer.raise_for_status()
+        replicas = await start_replicas(started, args.replicas, platform, env, logs)
+        async with (
+            serve(balancer(replicas)) as front,
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http,
+        ):
+            gate = asyncio.Semaphore(args.concurrency)
+            third, back = asyncio.Event(), asyncio.Event()
+            done = 0
 
-                async def conversation(user: str) -> None:
-                    async with gate:
-                        for i in range(args.turns):
-                            took = await turn(http, front, platform, user, i)
-                            if took is None:
-                                result.failed += 1
-                            else:
-                                result.latencies.append(took)
+            async def conversation(user: str) -> None:
+                nonlocal done
+                async with gate:
+                    if back.is_set():
+                        late.add(user)
+                    for i in range(args.turns):
+                        took = await turn(http, front, platform, user, i)
+                        if took is None:
+                            result.failed += 1
+                        else:
+                            result.latencies.append(took)
+                done += 1
+                if done >= len(users) // 3:
+                    third.set()
 
-                async def stop_redis_mid_run() -> None:
-                    assert redis is not None
-                    await asyncio.sleep(result_wall_third)
-                    await asyncio.to_thread(redis.stop)
-                    await asyncio.sleep(outage)
-                    await asyncio.to_thread(redis.start)
-                    late.update(users[len(users) * 2 // 3 :])
+            async def stop_redis_mid_run() -> None:
+                assert redis is not None
+                await third.wait()
+                await asyncio.to_thread(redis.stop)
+                await asyncio.sleep(outage)
+                await asyncio.to_thread(redis.start)
+                back.set()
 
-                t0 = time.perf_counter()
-                result_wall_third = args.users * args.turns / args.expected_rate / 3
-                extra = [asyncio.create_task(stop_redis_mid_run())] if outage else []
-                await asyncio.gather(*(conversation(u) for u in users), *extra)
-                result.wall = time.perf_counter() - t0
-                # The warm turn: each user once more, on the replica that took its first turn (round robin).
-                for n, user in enumerate(users[: args.warm_users]):
-                    took = await turn(http, replicas[(n * args.turns) % len(replicas)], platform, user, 99)
-                    if took is not None:
-                        result.warm.append(took)
-        for log in logs.iterdir():  # noqa: ASYNC240 (the run is over)
-            result.failed += log.read_text(errors="replace").count(FAILED)
+            t0 = time.perf_counter()
+            extra = [asyncio.create_task(stop_redis_mid_run())] if outage else []
+            await asyncio.gather(*(conversation(u) for u in users), *extra)
+            result.wall = time.perf_counter() - t0
+            for n, user in enumerate(f"warm-{n}" for n in range(args.warm_users)):
+                replica = replicas[n % len(replicas)]
+                await turn(http, replica, platform, user, 0)  # its first turn there: tokens, servers, tools
+                took = await turn(http, replica, platform, user, 1)
+                if took is not None:
+                    result.warm.append(took)
+            async with http.get(f"{platform}/_emulator/counts") as response:
+                rows = [r for r in await response.json() if not str(r["user"]).startswith("warm-")]
+    for log in logs.iterdir():  # noqa: ASYNC240 (the run is over)
+        result.failed += log.read_text(errors="replace").count(FAILED)
+    result.figures = figures(rows)
     if outage:
-        tail = Counts()
-        for key, value in counts.exchanges.items():
-            if key[0] in late:
-                tail.exchanges[key] = value
-        tail.gateway = Counter({k: v for k, v in counts.gateway.items() if k in late})
-        tail.lists = Counter({k: v for k, v in counts.lists.items() if k[0] in late})
-        result.after = tail
+        result.after = figures(rows, late)
     return result
 
 
-def report(runs: list[Run], args: argparse.Namespace) -> None:
+def report(runs: list[Run], args: argparse.Namespace) -> dict[str, Any]:
     print(
-        f"\n{args.replicas} replicas behind a round-robin balancer, {args.users} users x {args.turns} turns, {args.concurrency} users at once"
+        f"\n{args.replicas} replicas behind a round-robin balancer, {args.users} users x {args.turns} turns, "
+        f"{args.concurrency} users at once, {SERVERS} MCP servers, 2 audiences (one tenant's agent)"
     )
-    print(
-        f"{'run':<22}{'exch/user+aud':>14}{'gw/user':>9}{'list/user+srv':>14}{'p50':>12}{'p99':>12}{'warm p50':>12}{'warm p99':>12}{'failed':>8}{'wall s':>8}"
-    )
-    for r in runs:
-        e, g, li = r.counts.ratios()
+    head = ("run", "exch/user+aud", "gw/agent+user", "list/set", "list/user+srv", "p50", "p99", "warm p50")
+    print(f"{head[0]:<24}" + "".join(f"{h:>14}" for h in head[1:]) + f"{'failed':>8}{'wall s':>8}")
+
+    def row(label: str, f: Figures, r: Run | None) -> None:
+        times = zip([r.latencies, r.latencies, r.warm], (50, 99, 50), strict=True) if r else ()
+        cells = "".join(ms(percentile(t, q)).rjust(14) for t, q in times)
+        tail = f"{r.failed:>8}{r.wall:>8.1f}" if r else ""
         print(
-            f"{r.label:<22}{e:>14.3f}{g:>9.3f}{li:>14.3f}{ms(percentile(r.latencies, 50))}{ms(percentile(r.latencies, 99))}{ms(percentile(r.warm, 50))}{ms(percentile(r.warm, 99))}{r.failed:>8}{r.wall:>8.1f}"
+            f"{label:<24}{f.exchanges:>14.3f}{f.gateway:>14.3f}{f.lists:>14.3f}{f.lists_per_user:>14.3f}"
+            + cells
+            + tail
         )
+
+    for r in runs:
+        assert r.figures is not None
+        row(r.label, r.figures, r)
         if r.after is not None:
-            e, g, li = r.after.ratios()
-            print(f"{'  users after return':<22}{e:>14.3f}{g:>9.3f}{li:>14.3f}")
+            row("  users after return", r.after, None)
+    out: dict[str, Any] = {"runs": [asdict(r) | {"latencies": None} for r in runs]}
     with_, without = runs[0], runs[1]
     for name, q in (("p50", 50), ("p99", 99)):
-        print(
-            f"warm {name} with / without the store: {percentile(with_.warm, q) / percentile(without.warm, q):.2f}"
-        )
-    print(
-        f"all-turn p50 with / without: {percentile(with_.latencies, 50) / percentile(without.latencies, 50):.2f}"
-    )
+        ratio = percentile(with_.warm, q) / percentile(without.warm, q)
+        out[f"warm_{name}_ratio"] = ratio
+        print(f"warm {name} with the store / without: {ratio:.2f}")
+    return out
 
 
 async def main() -> None:
@@ -203,11 +228,10 @@ async def main() -> None:
     parser.add_argument("--turns", type=int, default=3)
     parser.add_argument("--replicas", type=int, default=4)
     parser.add_argument("--concurrency", type=int, default=32)
-    parser.add_argument("--outage", type=float, default=10.0)
-    parser.add_argument("--warm-users", type=int, default=200)
-    parser.add_argument(
-        "--expected-rate", type=float, default=60.0, help="turns/s, to place the outage mid-run"
-    )
+    parser.add_argument("--outage", type=float, default=10.0, help="seconds; 0: no outage run")
+    parser.add_argument("--warm-users", type=int, default=100)
+    parser.add_argument("--store-timeout", type=float, default=0.05, help="A365_CACHE_STORE_TIMEOUT, s")
+    parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()
     executable, why = find_redis_server()
     if executable is None:
@@ -215,18 +239,17 @@ async def main() -> None:
     redis = RedisServer(executable)
     redis.start()
     try:
-        with emulator_process(notes_servers=SERVERS, counts=(SERVERS,)) as emulator:
-            runs = [await run(args, "with the store", emulator.base_url, redis)]
+        runs = [await run(args, "with the store", redis)]
+        redis.flush()
+        runs.append(await run(args, "without", None))
+        if args.outage:
             redis.flush()
-            runs.append(await run(args, "without", emulator.base_url, None))
-            if args.outage:
-                redis.flush()
-                runs.append(
-                    await run(args, f"Redis off {args.outage:.0f} s", emulator.base_url, redis, args.outage)
-                )
+            runs.append(await run(args, f"Redis off {args.outage:g} s", redis, args.outage))
     finally:
         redis.stop()
-    report(runs, args)
+    out = report(runs, args)
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1))
 
 
 if __name__ == "__main__":

@@ -60,8 +60,14 @@ async def test_a_users_first_turn_on_another_replica_exchanges_discovers_and_lis
     authorization = emulator.authorization()
     one, two = (built_once(kind, replicas(), authorization) for _ in range(2))
     await one(user_turn(emulator, "alice"))
-    exchanges, gateway, listed = authorization.exchange_count, len(emulator.requests_for("gateway")), lists(emulator)
-    assert exchanges >= 1 and gateway == 1 and listed >= 1
+    exchanges, gateway, listed = (
+        authorization.exchange_count,
+        len(emulator.requests_for("gateway")),
+        lists(emulator),
+    )
+    assert exchanges >= 1
+    assert gateway == 1
+    assert listed >= 1
 
     await two(user_turn(emulator, "alice", text="from alice"))  # alice's first turn on the second replica
     assert authorization.exchange_count == exchanges  # her tokens: from Redis

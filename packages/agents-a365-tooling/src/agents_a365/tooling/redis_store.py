@@ -14,6 +14,7 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 __all__ = ["RedisStore"]
 
@@ -31,9 +32,16 @@ class RedisStore:
         self._client = server if isinstance(server, Redis) else None
         self._url = server if isinstance(server, str) else None
         # One immediate retry (a pooled connection that a restart broke), no backoff: the caller's deadline
-        # is milliseconds, and the second level would rather miss than wait.
+        # is milliseconds, and the second level would rather miss than wait. (redis<5.1 retries only the errors
+        # named.)
         retry = Retry(NoBackoff(), 1)
-        self._options = {"socket_connect_timeout": 1.0, "socket_timeout": 1.0, "retry": retry, **options}
+        self._options = {
+            "socket_connect_timeout": 1.0,
+            "socket_timeout": 1.0,
+            "retry": retry,
+            "retry_on_error": [RedisConnectionError],
+            **options,
+        }
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Redis] = (
             weakref.WeakKeyDictionary()
         )
