@@ -6,12 +6,9 @@
 ``ours`` is the hosted example agent (``examples/hosted_agent/agent.py``: AgentApplication + CloudAdapter
 on aiohttp, ``/api/messages``), loaded as users copy it, with the benchmark's one-tool scripted model:
 
-- LangChain: the example's own turn (``mcp_tools`` / ``create_agent`` / ``send_chat_history``), its model
-  factory replaced.
-- OpenAI: the example's turn mirrored here (its model replaced). Every notes server has the same tool
-  names: the SDK exposes the clashing ones as ``<server>_<tool>`` (the Agents SDK's own
-  ``include_server_in_tool_names``, which Microsoft's host needs, is not set: it renames every tool of every
-  server on each model call). If the example's OpenAI turn changes, change ``_openai_turn`` the same way.
+- both orchestrators: the example's own agent, built once before any turn for every user (LangChain
+  ``service.create_agent``, OpenAI ``service.agent_servers``), its model factory replaced. Every notes server has
+  the same tool names: the SDK exposes the clashing ones as ``<server>_<tool>``.
 
 ``floor`` is the same host (same hosting glue, typing indicator, orchestrators and model) with no SDK
 (``_host_floor.py``). With ``--otel-endpoint`` the SDK tracer and meter providers are set globally
@@ -66,29 +63,6 @@ def load_example() -> ModuleType:
     spec.loader.exec_module(module)
     module.quiet_development_warnings()
     return module
-
-
-async def _openai_turn(tooling: Any, auth: Any, turn: Any, observer: Any) -> None:
-    """The example's ``_openai_turn`` with the scripted model."""
-    from agents import Agent, Runner, SQLiteSession
-
-    from agents_a365.tooling.extensions import openai as oa
-
-    service = oa.McpToolRegistrationService(tooling)
-    template = Agent(
-        name="Mailer",
-        instructions="You send emails for the user.",
-        model=OneToolOpenAIModel(),
-    )
-    session = SQLiteSession(turn.activity.conversation.id)
-    try:
-        async with service.connected_agent(template, auth, "AGENTIC", turn, function_tools=True) as agent:
-            result = await Runner.run(agent, turn.activity.text, session=session)
-            await observer.on_answer("openai", turn, {"result": result, "agent": agent})
-        await turn.send_activity(str(result.final_output))
-        await observer.on_history_sent(turn, await service.send_chat_history(turn, session))
-    finally:
-        session.close()
 
 
 def setup_otel(endpoint: str, scope: str = "global") -> tuple[Any, list[Any]]:
@@ -199,7 +173,7 @@ async def serve(args: argparse.Namespace) -> None:
     asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, dump_tasks)
     hosted = load_example()
     hosted.langchain_model = OneToolLangChainModel
-    hosted._openai_turn = _openai_turn
+    hosted.openai_model = OneToolOpenAIModel
     tracer, providers = setup_otel(args.otel_endpoint, args.otel_scope) if args.otel_endpoint else (None, [])
     floor = Floor(args.emulator, args.secret) if args.mode == "floor" else None
     tooling = McpToolServerConfigurationService(

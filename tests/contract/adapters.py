@@ -18,14 +18,12 @@ __all__ = ["ADAPTERS"]
 
 def _load() -> dict[str, Callable[[Any], ExtensionAdapter]]:
     found: dict[str, Callable[[Any], ExtensionAdapter]] = {}
+    langchain, openai = "agents_a365.tooling.extensions.langchain", "agents_a365.tooling.extensions.openai"
     for name, module_name, adapter, extension in (
-        (
-            "langchain",
-            "contract.langchain_adapter",
-            "LangChainAdapter",
-            "agents_a365.tooling.extensions.langchain",
-        ),
-        ("openai", "contract.openai_adapter", "OpenAIAdapter", "agents_a365.tooling.extensions.openai"),
+        ("langchain", "contract.langchain_adapter", "LangChainAdapter", langchain),
+        ("langchain-once", "contract.langchain_adapter", "LangChainBuildOnceAdapter", langchain),
+        ("openai", "contract.openai_adapter", "OpenAIAdapter", openai),
+        ("openai-once", "contract.openai_adapter", "OpenAIBuildOnceAdapter", openai),
     ):
         try:
             module = importlib.import_module(module_name)

@@ -107,3 +107,27 @@ class LangChainAdapter:
 
     async def call_tool(self, registered: Any, name: str, arguments: dict[str, Any]) -> Any:
         return await next(t for t in registered.tools() if t.name == name).ainvoke(arguments)
+
+
+class LangChainBuildOnceAdapter(LangChainAdapter):
+    """The same contract through the build-once form: ``service.create_agent`` (one graph for every user), each
+    tool call resolving its turn (here the turn scope of the registration block)."""
+
+    @asynccontextmanager
+    async def register(self, authorization: Any, turn: Any) -> AsyncIterator[Any]:
+        from support.scripted_langchain import ScriptedChatModel, calls
+
+        agent = self.service.create_agent(
+            {"model": ScriptedChatModel(script=[calls(text="-")])},
+            authorization=authorization,
+            auth_handler_name="AGENTIC",
+        )
+        with self.service.configuration_service.turn_scope(turn, authorization, "AGENTIC"):
+            graph = await agent.graph()
+            yield list(graph.nodes["tools"].bound.tools_by_name.values())
+
+    async def tool_names(self, registered: Any) -> list[str]:
+        return [convert_to_openai_tool(t)["function"]["name"] for t in registered]
+
+    async def call_tool(self, registered: Any, name: str, arguments: dict[str, Any]) -> Any:
+        return await next(t for t in registered if t.name == name).ainvoke(arguments)

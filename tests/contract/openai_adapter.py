@@ -103,3 +103,17 @@ class OpenAIAdapter:
             if name in {t.name for t in await server.list_tools()}:
                 return await server.call_tool(name, arguments)
         raise KeyError(name)
+
+
+class OpenAIBuildOnceAdapter(OpenAIAdapter):
+    """The same contract through the build-once form: one ``Agent`` whose Agent 365 servers are one
+    ``A365AgentServers`` (``service.agent_servers``), each request resolving its turn (here the turn scope of the
+    registration block)."""
+
+    @asynccontextmanager
+    async def register(self, authorization: Any, turn: Any) -> AsyncIterator[Any]:
+        servers = self.service.agent_servers(authorization, "AGENTIC")
+        agent: Agent[Any] = Agent(name="contract", instructions="-", mcp_servers=[servers])
+        with self.service.configuration_service.turn_scope(turn, authorization, "AGENTIC"):
+            await agent.get_mcp_tools(RunContextWrapper(context=None))  # lists, as a run does first
+            yield agent

@@ -20,3 +20,17 @@ class TestOpenAIExtension(ExtensionContractTests):
     @pytest.fixture
     def adapter_factory(self) -> AdapterFactory:
         return ADAPTERS["openai"]
+
+
+@pytest.mark.skipif("langchain" not in ADAPTERS, reason="the LangChain extension is not installed here")
+class TestLangChainBuildOnce(ExtensionContractTests):
+    @pytest.fixture
+    def adapter_factory(self) -> AdapterFactory:
+        return ADAPTERS["langchain-once"]
+
+
+@pytest.mark.skipif("openai" not in ADAPTERS, reason="the OpenAI extension is not installed here")
+class TestOpenAIBuildOnce(ExtensionContractTests):
+    @pytest.fixture
+    def adapter_factory(self) -> AdapterFactory:
+        return ADAPTERS["openai-once"]

@@ -108,8 +108,8 @@ async def test_a_bad_auth_token_fails_fast_on_the_manifest_path_in_every_extensi
     async with OpenAIService(configuration=config) as oa, LangChainService(configuration=config) as lc:
         with pytest.raises(TokenExpiredError):
             await oa.add_tool_servers_to_agent(Agent(name="a"), None, None, turn, expired)
-        with pytest.raises(InvalidTokenError):
-            await oa.add_tool_servers_to_agent(Agent(name="a"), None, None, turn, "not-a-jwt")
+        with pytest.raises(InvalidTokenError):  # JWT-shaped but malformed
+            await oa.add_tool_servers_to_agent(Agent(name="a"), None, None, turn, "not.a.jwt")
         with pytest.raises(TokenExpiredError):
             await lc.get_mcp_tools(None, None, turn, expired)
     assert emu.requests == []  # nothing was sent with a bad token

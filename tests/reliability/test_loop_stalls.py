@@ -24,6 +24,7 @@ from agents_a365.tooling.extensions.langchain import McpToolRegistrationService
 from support.hostile_server import HostileServer, Request, behaviours
 from support.jwt import make_jwt
 from support.loop_lag import LagMonitor
+from support.scripted_langchain import ScriptedChatModel, calls
 from support.turns import make_turn_context
 
 TOKEN = make_jwt(appid=DEFAULT_AGENT_ID)
@@ -127,3 +128,42 @@ async def test_the_core_lists_15_mib_without_stalling_the_loop(server: HostileSe
     print(monitor.report())
     assert len(tools) == TOOLS
     assert monitor.cpu < STEP, monitor.report()
+
+
+async def test_build_once_agents_turn_on_3000_tools_without_stalling_the_loop(server: HostileServer) -> None:
+    # One agent for every user: the first turn converts the 3,000 tools (in batches), a warm turn only reads
+    # its user's cached definitions and compares them by identity (no conversion, no copy).
+    from agents import Agent, RunContextWrapper
+
+    from agents_a365.tooling.extensions.openai import McpToolRegistrationService as OpenAIService
+
+    config = ToolingConfiguration(
+        mcp_platform_endpoint=server.base_url, use_tooling_manifest=False, request_timeout=60.0
+    )
+    turn: TurnContext = make_turn_context(agentic_app_id=DEFAULT_AGENT_ID)
+    figures = {}
+    async with McpToolRegistrationService(configuration=config) as service:
+        core = service.configuration_service
+        _lists(server, "small")
+        async with service.mcp_tools(None, None, turn, auth_token=TOKEN):
+            pass  # the process's one-time costs
+        core.clear_caches()
+        _lists(server, "big")
+        agent = service.create_agent({"model": ScriptedChatModel(script=[calls(text="unused")])})
+        servers = OpenAIService(core).agent_servers()
+        with core.turn_scope(turn, None, None, TOKEN):
+            for phase in ("langchain cold", "langchain warm", "openai cold", "openai warm"):
+                async with LagMonitor() as monitor:
+                    if phase.startswith("langchain"):
+                        graph = await agent.graph()
+                        assert len(graph.nodes["tools"].bound.tools_by_name) == TOOLS
+                    else:
+                        tools = await servers.list_tools(RunContextWrapper(context=None), Agent(name="a"))
+                        assert len(tools) == TOOLS
+                figures[phase] = monitor
+    assert agent.builds == 1
+    print({phase: monitor.report() for phase, monitor in figures.items()})
+    # "openai cold" lists the server again (its User-Agent is the OpenAI extension's: another cache entry), a
+    # listing the core's own test above bounds; reported, not asserted (here 27 to 55 ms under load).
+    for phase, monitor in figures.items():
+        assert phase == "openai cold" or monitor.cpu < STEP, f"{phase}: {monitor.report()}"

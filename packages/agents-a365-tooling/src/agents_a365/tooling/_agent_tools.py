@@ -9,15 +9,14 @@ derives from it (converted tools, a graph) once per change, never per turn.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Mapping
 from typing import Any
 
 from mcp.types import Tool
 
+from ._mcp_errors import list_servers
 from ._turn_scope import CallTime, TurnScope
-from .errors import McpServerConnectionError
 
 __all__ = ["AgentTools"]
 
@@ -29,7 +28,8 @@ Definitions = tuple[Tool, ...]
 class AgentTools:
     """``await tools.turn(context)``: the turn's scope, its user's definitions by server, and the agent's union
     (the same object until something changes). A server that cannot be listed is left out of the turn with
-    a WARNING (``skip_unreachable``, the default), else its ``McpServerConnectionError`` is raised."""
+    a WARNING (``skip_unreachable``, the default), else its ``McpServerConnectionError`` is raised; the
+    definitions are the cache's (content-addressed) objects, so an unchanged turn compares them by identity."""
 
     __slots__ = ("_unions", "calltime", "skip_unreachable", "urls")
 
@@ -43,30 +43,16 @@ class AgentTools:
     ) -> tuple[TurnScope, dict[str, Definitions], Mapping[str, Definitions]]:
         scope = self.calltime.scope(context)
         core = self.calltime.service
-        cache, servers = core.tool_definitions, list((await scope.servers()).values())
-        found: dict[str, Definitions | None] = {
-            s.mcp_server_name: cache.get(s.url, s.headers) for s in servers
-        }
-        misses = [s for s in servers if found[s.mcp_server_name] is None]
-        listings = (
-            cache.get_or_list(s.url, s.headers, lambda s=s: core.get_mcp_client_tools(s.mcp_server_name, s))  # type: ignore[misc]
-            for s in misses
-        )
-        for server, outcome in zip(
-            misses, await asyncio.gather(*listings, return_exceptions=True), strict=True
-        ):
-            if isinstance(outcome, McpServerConnectionError) and self.skip_unreachable:
-                logger.warning("MCP server %r left out of this turn: %s", server.mcp_server_name, outcome)
-                del found[server.mcp_server_name]
-            elif isinstance(outcome, BaseException):
-                raise outcome
-            else:
-                found[server.mcp_server_name] = outcome
+        servers = list((await scope.servers()).values())
+        cache, skip = core.tool_definitions, self.skip_unreachable
+        found, _ = await list_servers(core.list_mcp_tools, servers, skip_unreachable=skip, cache=cache)
+        listed = {s.mcp_server_name: tuple(d) for s, d in found}  # tuple(): the cache's tuple itself, no copy
         self.urls.update((s.mcp_server_name, s.url) for s in servers)
-        listed = {name: defs for name, defs in found.items() if defs is not None}
         key = scope.identity.agent_id if scope.identity is not None else None
         union = self._unions.get(key)
-        if union is None or any(union.get(n) is not d and union.get(n) != d for n, d in listed.items()):
+        if union is None or any(union.get(n) != d for n, d in listed.items() if union.get(n) is not d):
             union = self._unions[key] = {**(union or {}), **listed}  # a new object: a new version
             logger.debug("MCP tools of agent %r changed: %d server(s)", key, len(union))
+        else:  # the same content (maybe listed again): kept as the cache's objects, compared by identity next
+            union.update(listed)
         return scope, listed, union

@@ -99,7 +99,7 @@ async def list_servers(
     *,
     skip_unreachable: bool = False,
     cache: ToolDefinitionCache | None = None,
-) -> tuple[list[tuple[MCPServerConfig, list[types.Tool]]], list[McpServerConnectionError]]:
+) -> tuple[list[tuple[MCPServerConfig, Sequence[types.Tool]]], list[McpServerConnectionError]]:
     """Every server's tools, listed concurrently by ``list_tools`` (the tooling service's ``list_mcp_tools``:
     cached per server and token, within ``request_timeout``). Servers with fresh definitions in ``cache``
     (the service's ``tool_definitions``) take them from it directly, at no task's cost.
@@ -113,11 +113,11 @@ async def list_servers(
     found = await asyncio.gather(*(list_tools(servers[i]) for i in misses), return_exceptions=True)
     for index, outcome in zip(misses, found, strict=True):
         outcomes[index] = outcome
-    listed: list[tuple[MCPServerConfig, list[types.Tool]]] = []
+    listed: list[tuple[MCPServerConfig, Sequence[types.Tool]]] = []
     failures: list[McpServerConnectionError] = []
     for server, outcome in zip(servers, outcomes, strict=True):
         if not isinstance(outcome, BaseException):
-            listed.append((server, list(outcome)))
+            listed.append((server, outcome))  # the cache's own object (a copy would defeat identity checks)
         elif isinstance(outcome, McpServerConnectionError):  # the core's: names the server and says why
             failures.append(outcome)
         elif isinstance(outcome, Exception):

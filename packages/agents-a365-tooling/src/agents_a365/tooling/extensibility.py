@@ -26,8 +26,7 @@ from ._spans import ToolCallSpan, tool_call_span
 from ._telemetry_hooks import mcp_session_span
 from ._tool_names import normalize_url, resolve_tool_names, unique_servers, usable_tools
 from ._turn import TurnIdentity, turn_identity
-from ._turn_guard import check_turn, identity_of
-from ._turn_scope import CallTime, current_scope, refusal
+from ._turn_scope import CallTime, refusal
 from .extension_base import ExtensionServiceBase, require
 from .mcp_http import mcp_http_client_factory, shared_ssl_context
 
@@ -46,12 +45,9 @@ __all__ = [
     "build_chat_history",
     "check_limit",
     "check_options",
-    "check_turn",
     "coerce_timestamp",
     "convert_native",
-    "current_scope",
     "describe_error",
-    "identity_of",
     "join_parts",
     "keyword_aliases",
     "list_servers",

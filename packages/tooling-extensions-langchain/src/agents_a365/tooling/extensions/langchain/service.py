@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from langchain.agents import create_agent
+from langchain.agents import create_agent as _create_agent
 from langchain_core.tools import BaseTool
 
 from agents_a365.runtime import AuthorizationLike, TurnContextLike
@@ -55,7 +55,7 @@ class McpToolRegistrationService(ChatHistorySends):
         *,
         authorization: AuthorizationLike | None = None,
         auth_handler_name: str | None = None,
-        agent_factory: AgentFactory = create_agent,
+        agent_factory: AgentFactory = _create_agent,
         options: ToolOptions | None = None,
         skip_unreachable: bool = True,
     ) -> McpAgent:
@@ -205,7 +205,7 @@ class McpToolRegistrationService(ChatHistorySends):
         auth_token: str | None = None,
         *,
         agent_options: Mapping[str, Any],
-        agent_factory: AgentFactory = create_agent,
+        agent_factory: AgentFactory = _create_agent,
         options: ToolOptions | None = None,
         skip_unreachable: bool = False,
     ) -> Any:

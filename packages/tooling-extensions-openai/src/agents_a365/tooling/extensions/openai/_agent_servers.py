@@ -9,7 +9,8 @@ Names are unique across the servers and the agent's own tools (the core's rule),
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mcp.types import CallToolResult, GetPromptResult, ListPromptsResult, Tool
@@ -46,22 +47,26 @@ class A365AgentServers(NotesTurn):
     async def cleanup(self) -> None:
         """Nothing to do: the sessions are the tooling service's (closed with it)."""
 
-    def _view(self, union: Mapping[str, tuple[Tool, ...]], own: tuple[str, ...]) -> _View:
-        if self._version is None or self._version[0] is not union or self._version[1] != own:
-            exposed = resolve_tool_names(own, {n: [t.name for t in defs] for n, defs in union.items()})
-            tools: dict[str, list[Tool]] = {}
-            routes: dict[str, tuple[str, Tool]] = {}
-            for server, defs in union.items():
-                named = list(zip(defs, exposed[server], strict=True))
-                tools[server] = [t if n == t.name else t.model_copy(update={"name": n}) for t, n in named]
-                routes.update((n, (server, t)) for t, n in named)
-            self._version = (union, own, (tools, routes))  # worked out once per change, not per turn
-        return self._version[2]
+    @staticmethod
+    def _view(
+        union: Mapping[str, Sequence[Tool]], own: tuple[str, ...]
+    ) -> tuple[Any, tuple[str, ...], _View]:
+        exposed = resolve_tool_names(own, {n: [t.name for t in defs] for n, defs in union.items()})
+        tools: dict[str, list[Tool]] = {}
+        routes: dict[str, tuple[str, Tool]] = {}
+        for server, defs in union.items():
+            named = list(zip(defs, exposed[server], strict=True))
+            tools[server] = [t if n == t.name else t.model_copy(update={"name": n}) for t, n in named]
+            routes.update((n, (server, t)) for t, n in named)
+        return union, own, (tools, routes)
 
     async def list_tools(self, run_context: Any = None, agent: Any = None) -> list[Tool]:
         _, listed, union = await self._agent_tools.turn(getattr(run_context, "context", None))
         own = tuple(n for n in (getattr(t, "name", None) for t in getattr(agent, "tools", None) or ()) if n)
-        tools, _ = self._view(union, own)
+        if self._version is None or self._version[0] is not union or self._version[1] != own:
+            # Worked out once per change, not per turn; in a worker thread (thousands of tools take ~30 ms).
+            self._version = await asyncio.to_thread(self._view, union, own)
+        tools = self._version[2][0]
         return [t for server in listed for t in tools.get(server, ())]  # only this user's servers
 
     async def call_tool(

@@ -43,7 +43,6 @@ from agents_a365.tooling import MCPServerConfig, ToolDefinitionCache, ToolServer
 from agents_a365.tooling.extensibility import (
     CallTime,
     McpSessionPool,
-    check_turn,
     refusal,
     tool_call_result,
     tool_call_span,
@@ -55,9 +54,7 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 # (tool name, call id, run context) noted by the tool_meta_resolver for the call that follows in the same task.
-_CALL: contextvars.ContextVar[tuple[str, Any, Any] | None] = contextvars.ContextVar(
-    "a365_mcp_call", default=None
-)
+_CALL: contextvars.ContextVar[tuple[Any, ...] | None] = contextvars.ContextVar("a365_mcp_call", default=None)
 # mcp 1 names the field outputSchema, mcp 2 output_schema (a missing attribute of a model costs ~2 us).
 _OUTPUT_SCHEMA = "outputSchema" if "outputSchema" in Tool.model_fields else "output_schema"
 
@@ -77,13 +74,7 @@ class NotesTurn(MCPServer):
             run_context = getattr(context, "run_context", None)
             tool_name = getattr(context, "tool_name", None)
             if isinstance(tool_name, str):  # the call's id and turn (the run's context) for call_tool
-                _CALL.set(
-                    (
-                        tool_name,
-                        getattr(run_context, "tool_call_id", None),
-                        getattr(run_context, "context", None),
-                    )
-                )
+                _CALL.set((tool_name, *(getattr(run_context, a, None) for a in ("tool_call_id", "context"))))
             return None if resolver is None else resolver(context)
 
         self._resolver = resolve
@@ -177,10 +168,9 @@ class A365MCPServer(NotesTurn):
     ) -> list[Tool]:
         # No token crosses users: the run's context (else the task) says whose turn this is; a user not given
         # this server is offered none of its tools.
-        context = getattr(run_context, "context", None)
-        if self._calltime is None:
-            check_turn(self.config.identity, context, what=f"MCP server {self.name!r}")
-        elif self.name not in await self._calltime.scope(context, what=f"MCP server {self.name!r}").servers():
+        context, what = getattr(run_context, "context", None), f"MCP server {self.name!r}"
+        scope = self._calltime.scope(context, what=what) if self._calltime is not None else None
+        if scope is not None and self.name not in await scope.servers():
             return []
         tools = self._tools if self.cache_tools_list else await self._list_now()
         if self.tool_filter is None:
@@ -278,13 +268,10 @@ async def call_for_turn(
     noted = _CALL.get()
     call_id, context = noted[1:] if noted is not None and noted[0] == tool_name else (None, None)
     with tool_call_span(server.mcp_server_name, tool_name, call_id, arguments=arguments) as span:
-        if calltime is None:
-            check_turn(server.identity, context, what=f"MCP server {server.mcp_server_name!r}")
-        else:
-            try:
-                server = await calltime.server(server.mcp_server_name, context)
-            except ToolServerNotGivenError as exc:
-                return refusal(exc)
+        try:
+            server = server if calltime is None else await calltime.server(server.mcp_server_name, context)
+        except ToolServerNotGivenError as exc:
+            return refusal(exc)
         config = server
         call = run(lambda pool: pool.call_tool(config, name, arguments, meta=meta, output_schema=schema))
         return await tool_call_result(call, span, config, cache)

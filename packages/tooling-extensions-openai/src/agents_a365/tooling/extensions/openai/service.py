@@ -27,7 +27,7 @@ from agents_a365.tooling.extensibility import (
 from agents_a365.tooling.extension_base import ExtensionServiceBase, require
 
 from ._agent_servers import A365AgentServers
-from ._connections import SERVER_OPTIONS, build_servers, check_server_options, server_url
+from ._connections import build_servers, check_server_options, server_url
 from ._conversion import to_chat_history_messages
 from ._server import A365MCPServer
 
@@ -61,12 +61,11 @@ class McpToolRegistrationService(ExtensionServiceBase):
     distribution = "agents-a365-tooling-extensions-openai"
 
     @functools.cached_property
-    def _servers(self) -> weakref.WeakKeyDictionary[A365MCPServer, asyncio.Task[Any] | None]:
+    def _servers(self) -> weakref.WeakSet[A365MCPServer]:
         # Every server this service registered and has not closed, held weakly (the agent clones carrying them
-        # hold them), for cleanup_all_servers. The value: the task of the add_tool_servers_to_agent call that
-        # registered it (a later registration of its clone closes it once that task is over, see _retire),
-        # or None for a connected_agent block's (closed by its block).
-        return weakref.WeakKeyDictionary()
+        # hold them), for close_tool_servers / cleanup_all_servers. A server holds no user's token, so one an
+        # earlier turn registered needs no closing when a later registration replaces it.
+        return weakref.WeakSet()
 
     def __repr__(self) -> str:
         return f"McpToolRegistrationService({self.configuration!r}, open_servers={len(self._servers)})"
@@ -83,21 +82,12 @@ class McpToolRegistrationService(ExtensionServiceBase):
 
     def _close(self, servers: Iterable[A365MCPServer]) -> None:
         for server in servers:
-            self._servers.pop(server, None)
+            self._servers.discard(server)
             server.close()
 
     def _registered(self, agent: Agent[Any]) -> list[A365MCPServer]:
         """The servers on ``agent`` that add_tool_servers_to_agent registered and that are still open."""
-        return [s for s in agent.mcp_servers or [] if isinstance(s, A365MCPServer) and self._servers.get(s)]
-
-    def _retire(self, server: A365MCPServer) -> None:
-        """Close a server an earlier turn registered (replaced now) once that turn's task is over: its run
-        may still be using it."""
-        owner = self._servers.get(server)
-        if owner is None or owner.done() or owner is asyncio.current_task():
-            self._close([server])
-        else:
-            owner.add_done_callback(lambda _: self._close([server]))
+        return [s for s in agent.mcp_servers or [] if isinstance(s, A365MCPServer) and s in self._servers]
 
     # -- registration ----------------------------------------------------------------------
     def agent_servers(
@@ -119,11 +109,6 @@ class McpToolRegistrationService(ExtensionServiceBase):
         cannot be listed is left out of the turn with a WARNING (``skip_unreachable=False``: raised).
         ``server_options``: ``MCPServer``'s keyword arguments (``require_approval``, ``use_structured_content``…).
         """
-        unknown = set(server_options) - SERVER_OPTIONS - {"name"} | (
-            {"tool_filter", "cache_tools_list"} & set(server_options)
-        )
-        if unknown:
-            raise ValueError(f"agent_servers() does not take {sorted(unknown)}")
         calltime = CallTime(
             self.configuration_service, authorization, auth_handler_name, self.tool_options(None)
         )
@@ -150,8 +135,8 @@ class McpToolRegistrationService(ExtensionServiceBase):
         tool (of the agent or another server) is exposed as ``<server>_<tool>`` (README, "Tool names").
         Agent 365 servers on ``agent`` from an earlier turn
         (``self.agent = await service.add_tool_servers_to_agent(self.agent, ...)``) are replaced by this
-        turn's (and closed once the turn that registered them is over), and each server refuses to run in
-        another user's turn (:class:`~agents_a365.tooling.TurnMismatchError`). Microsoft's keywords
+        turn's; each request of a server is made for the turn it runs in (the run's context, else this
+        task's turn), with that user's token (:class:`~agents_a365.tooling.UnknownTurnError` when none is known). Microsoft's keywords
         ``auth=`` and ``context=`` are accepted for ``authorization=`` and ``turn_context=``.
 
         The new servers' tools are listed concurrently before this returns (by the tooling core, cached
@@ -176,9 +161,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
             skip_unreachable,
             server_options,
         )
-        for earlier in self._registered(agent):  # `agent` is a clone this service returned
-            self._retire(earlier)
-        self._servers.update(dict.fromkeys(servers, asyncio.current_task()))
+        self._servers.update(servers)
         return clone
 
     async def close_tool_servers(self, agent: Agent[Any]) -> None:
@@ -220,7 +203,7 @@ class McpToolRegistrationService(ExtensionServiceBase):
             server_options,
             function_tools,
         )
-        self._servers.update(dict.fromkeys(servers))  # closed by this block, not by a later registration
+        self._servers.update(servers)
         try:
             yield clone
         finally:
