@@ -23,6 +23,9 @@ def control_routes(ctx: EmulatorContext) -> list[Route]:
         server = request.query_params.get("server")
         return JSONResponse([r.to_dict() for r in ctx.recorder.requests(route, server=server)])
 
+    async def request_counts(_: Request) -> Response:
+        return JSONResponse(ctx.recorder.counts())
+
     async def clear_requests(_: Request) -> Response:
         ctx.recorder.clear()
         return Response(status_code=204)
@@ -85,11 +88,13 @@ def control_routes(ctx: EmulatorContext) -> list[Route]:
             return error_response(400, "invalid_token_request", str(exc))
         audience = audience_for_scope(scope)
         minted = ctx.issuer.mint(audience, app_id=ctx.config.agent_id, user_id=user, expires_in=expires_in)
+        ctx.recorder.tally("token", None, audience, user)
         return JSONResponse({"token": minted, "audience": audience, "expires_in": expires_in})
 
     return [
         Route("/_emulator/requests", list_requests, methods=["GET"]),
         Route("/_emulator/requests", clear_requests, methods=["DELETE"]),
+        Route("/_emulator/counts", request_counts, methods=["GET"]),
         Route("/_emulator/chat-messages", chat_messages, methods=["GET"]),
         Route("/_emulator/faults", list_faults, methods=["GET"]),
         Route("/_emulator/faults", delete_faults, methods=["DELETE"]),

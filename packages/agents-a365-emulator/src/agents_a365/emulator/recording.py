@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import threading
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -121,6 +123,7 @@ class RequestRecorder:
         self._requests: deque[RecordedRequest] = deque(maxlen=max_requests)
         self._chat_messages: deque[dict[str, Any]] = deque(maxlen=max_requests)
         self._counter = 0
+        self._counts: Counter[tuple[str, str | None, str | None, str | None]] = Counter()
 
     def next_index(self) -> int:
         """Allocate the index of the next recorded request."""
@@ -129,8 +132,23 @@ class RequestRecorder:
             return self._counter
 
     def add(self, request: RecordedRequest) -> None:
+        key = (request.route, request.server, request.jsonrpc_method, _subject(request.headers))
         with self._lock:
             self._requests.append(request)
+            self._counts[key] += 1
+
+    def tally(self, route: str, server: str | None, method: str | None, user: str | None) -> None:
+        """Count a request that is not recorded (a development token exchange: ``route`` ``token``)."""
+        with self._lock:
+            self._counts[route, server, method, user] += 1
+
+    def counts(self) -> list[dict[str, Any]]:
+        """Requests counted since the start (or :meth:`clear`), whatever ``max_requests`` kept: one row per
+        route, MCP server, JSON-RPC method (a token exchange: the audience) and user (the bearer's ``oid``)."""
+        with self._lock:
+            items = list(self._counts.items())
+        keys = ("route", "server", "method", "user")
+        return [{**dict(zip(keys, key, strict=True)), "count": n} for key, n in items]
 
     def add_chat_message(self, message: dict[str, Any]) -> None:
         with self._lock:
@@ -159,3 +177,15 @@ class RequestRecorder:
         with self._lock:
             self._requests.clear()
             self._chat_messages.clear()
+            self._counts.clear()
+
+
+def _subject(headers: Headers) -> str | None:
+    """The ``oid`` of a request's bearer token, unverified (for counting only), else ``None``."""
+    parts = headers.get("authorization", "").rpartition(" ")[2].split(".")
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except (IndexError, ValueError):
+        return None
+    oid = claims.get("oid") if isinstance(claims, dict) else None
+    return oid if isinstance(oid, str) else None

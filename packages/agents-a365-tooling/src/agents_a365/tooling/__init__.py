@@ -5,6 +5,7 @@
 __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 
 from ._cache import ToolDefinitionCache
+from ._second_level import CacheStore
 from ._telemetry import configure_telemetry
 from ._turn_scope import TurnScope
 from .configuration import ToolingConfiguration, get_mcp_platform_authentication_scope
@@ -31,6 +32,7 @@ __all__ = [
     "DEFAULT_PLATFORM_ENDPOINT",
     "DEFAULT_PLATFORM_SCOPE",
     "PLATFORM_APP_ID",
+    "CacheStore",
     "ChatHistoryMessage",
     "ChatHistorySendError",
     "ChatMessageRequest",

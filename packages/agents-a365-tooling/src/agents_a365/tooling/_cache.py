@@ -10,21 +10,26 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import json
 import logging
 import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from mcp.types import Tool
 
+from agents_a365.runtime import decode_token_payload
 from agents_a365.runtime.settings import Override
 
 from ._stepwise import Steps, run, run_cooperatively
 from ._telemetry_hooks import cache_lookup
 from .constants import DEFAULT_CACHE_MAX_ENTRIES
+
+if TYPE_CHECKING:
+    from ._second_level import SecondLevel
 
 __all__ = ["AsyncTTLCache", "ToolDefinitionCache"]
 
@@ -43,6 +48,17 @@ class _Flight(Generic[V]):
 
 STALE_IF_ERROR = 4
 """An entry whose refresh failed keeps serving (stale lookups) until it is this many TTLs old."""
+
+
+class Below(Protocol[V]):
+    """A cache's second level (``_second_level.py``): read on a miss, before the origin; filled after it."""
+
+    async def load(self, key: Hashable) -> tuple[V, float, float] | None: ...  # value, ttl left, age
+
+    async def save(self, key: Hashable, value: V, ttl: float) -> None: ...
+
+    async def drop(self, key: Hashable) -> None: ...
+
 
 MAX_REFRESHES = 4
 """Background refreshes in flight per cache: when every user's entry expires at once, the refreshes trickle
@@ -65,6 +81,8 @@ class AsyncTTLCache(Generic[V]):
         self._failing: set[Hashable] = set()  # last refresh failed: served up to STALE_IF_ERROR TTLs
         self._max_entries = max_entries  # a function is read at each store (a setting changed at run time)
         self._clock = clock
+        self.below: Below[V] | None = None
+        """The second level under this cache, if any (the service attaches it)."""
 
     def lookup(self, key: Hashable, ttl: float | None = None, stale: bool = False) -> tuple[V, bool] | None:
         """``(value, fresh)`` if the entry is fresh: younger than ``ttl`` when given (a TTL read from the
@@ -86,10 +104,10 @@ class AsyncTTLCache(Generic[V]):
         self._entries.move_to_end(key)
         return value, age < limit
 
-    def put(self, key: Hashable, value: V, ttl: float) -> None:
+    def put(self, key: Hashable, value: V, ttl: float, age: float = 0.0) -> None:
         if ttl <= 0:
             return
-        self._entries[key] = (value, self._clock(), ttl)
+        self._entries[key] = (value, self._clock() - age, ttl)
         self._failing.discard(key)
         self._entries.move_to_end(key)
         limit = self._max_entries() if callable(self._max_entries) else self._max_entries
@@ -159,8 +177,15 @@ class AsyncTTLCache(Generic[V]):
         return tasks
 
     async def _create(self, key: Hashable, create: Callable[[], Awaitable[tuple[V, float]]]) -> V:
+        below = self.below
+        if below is not None and (found := await below.load(key)) is not None:
+            value, ttl, age = found  # another replica's (or an earlier run's): as old as it is there
+            self.put(key, value, ttl + age, age)
+            return value
         value, ttl = await create()
         self.put(key, value, ttl)
+        if below is not None:
+            await below.save(key, value, ttl)
         return value
 
     def _landed(self, key: Hashable, task: asyncio.Task[V]) -> None:
@@ -177,6 +202,12 @@ class AsyncTTLCache(Generic[V]):
         self._entries.pop(key, None)
         self._failing.discard(key)
 
+    async def forget(self, key: Hashable) -> None:
+        """:meth:`invalidate`, in the second level too."""
+        self.invalidate(key)
+        if self.below is not None:
+            await self.below.drop(key)
+
     def clear(self) -> None:
         self._entries.clear()
         self._failing.clear()
@@ -191,20 +222,43 @@ class _Definitions:
     weakly by the content index: it goes with its last entry)."""
 
     tools: tuple[Tool, ...]
+    digest: str = ""  # of the content: its key in the second level
+
+
+_LISTED_ON = ("tid", "aud", "iss", "idtyp", "appid", "azp", "xms_par_app_azp", "scp", "roles")
+"""A token's claims a server can tell apart when it lists tools: the same for every user of a tenant's agent."""
+
+
+@functools.lru_cache(maxsize=4096)  # the few tokens of the users in flight: decoded once each
+def _listed_with(authorization: str) -> str:
+    # A JWT naming its tenant and audience keys a listing by those claims (tenant, audience, issuer, app, token
+    # type, granted scopes and roles), not by its user: the users of one tenant's agent share one entry, a
+    # token of another tenant, app or grant never reads it. Any other value keys it by itself (per user).
+    try:
+        claims = decode_token_payload(authorization.partition(" ")[2])
+    except ValueError:
+        return authorization
+    if not (isinstance(claims.get("tid"), str) and claims["tid"] and claims.get("aud")):
+        return authorization
+    return json.dumps([claims.get(name) for name in _LISTED_ON])
 
 
 def _fingerprint(headers: Mapping[str, str]) -> str:
-    # Every header the server sees (Authorization above all) is part of the key, so a definition
-    # listed with one user's token is never handed to another user. Only a digest is kept, of each name and
-    # value prefixed by its length (no two header sets share a text; half the CPU of a JSON text).
-    pairs = sorted((name.lower(), value) for name, value in headers.items())
+    # Every header the server sees is part of the key; Authorization by what a listing can depend on
+    # (_listed_with). Only a digest is kept, of each name and value prefixed by its length (no two header sets
+    # share a text; half the CPU of a JSON text).
+    pairs = sorted(
+        (name.lower(), _listed_with(value) if name.lower() == "authorization" else value)
+        for name, value in headers.items()
+    )
     text = "".join(f"{len(name)}:{name}{len(value)}:{value}" for name, value in pairs)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class ToolDefinitionCache:
-    """``tools/list`` results keyed by server URL and a SHA-256 digest of the request headers (so per
-    user), each distinct set of definitions stored once (content-addressed): users whose servers list
+    """``tools/list`` results keyed by server URL and a SHA-256 digest of the request headers, the bearer token
+    by its tenant, audience, app and grants when it is a JWT naming them (so one entry for the users of a
+    tenant's agent), else by itself (per user); each distinct set of definitions stored once (content-addressed): users whose servers list
     the same tools share one copy, an entry costs a key and a reference.
 
     Entries live ``ttl`` seconds (``0`` disables the cache: every turn lists the tools again; a function is
@@ -221,12 +275,17 @@ class ToolDefinitionCache:
         *,
         max_entries: Override[int] = DEFAULT_CACHE_MAX_ENTRIES,
         clock: Callable[[], float] = time.monotonic,
+        second_level: SecondLevel | None = None,
     ) -> None:
         if not callable(ttl) and ttl < 0:
             raise ValueError("ttl must be >= 0")
         self._ttl = ttl
         self._entries: AsyncTTLCache[_Definitions] = AsyncTTLCache(max_entries, clock)
         self._sets: weakref.WeakValueDictionary[str, _Definitions] = weakref.WeakValueDictionary()
+        if second_level is not None:
+            from ._second_level import DefinitionsTier
+
+            self._entries.below = DefinitionsTier(second_level, self._sets)
 
     @property
     def ttl(self) -> float:
@@ -277,7 +336,8 @@ class ToolDefinitionCache:
         for tool in listed:
             yield
             digest.update(tool.model_dump_json().encode())  # JSON objects end themselves: no separator
-        return self._sets.setdefault(digest.hexdigest(), _Definitions(listed))
+        text = digest.hexdigest()
+        return self._sets.setdefault(text, _Definitions(listed, text))
 
     def refreshes(self) -> list[asyncio.Task[_Definitions]]:
         """Cancel the background listings (see :meth:`AsyncTTLCache.refreshes`)."""
@@ -286,6 +346,10 @@ class ToolDefinitionCache:
     def invalidate(self, url: str, headers: Mapping[str, str]) -> None:
         """Forget this server's definitions for these headers (e.g. after connecting to it failed)."""
         self._entries.invalidate(self.key(url, headers))
+
+    async def forget(self, url: str, headers: Mapping[str, str]) -> None:
+        """:meth:`invalidate` in every replica: the entry leaves the second level too (within its deadline)."""
+        await self._entries.forget(self.key(url, headers))
 
     def clear(self) -> None:
         self._entries.clear()

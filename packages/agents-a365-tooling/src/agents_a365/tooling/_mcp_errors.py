@@ -45,7 +45,7 @@ async def tool_call_result(
         result = await call
     except Exception as exc:
         if cache is not None and isinstance(exc, DefinitionMismatch):
-            cache.invalidate(server.url, server.headers)
+            await cache.forget(server.url, server.headers)  # in every replica: the second level too
         clean = scrubbed(exc)
         if clean is exc:
             raise

@@ -45,6 +45,11 @@ _COUNTERS = {
         "{event}",
         "MCP circuit breaker: outages, requests failed at once",
     ),
+    "cache_store_errors": (
+        "a365.tooling.cache.store.errors",
+        "{operation}",
+        "Failed second-level operations",
+    ),
 }
 
 

@@ -53,6 +53,9 @@ class ToolingConfiguration(RuntimeConfiguration):
     ``mcp_breaker_threshold``               ``A365_MCP_BREAKER_THRESHOLD``              3 failures (0: off)
     ``mcp_breaker_cooldown``                ``A365_MCP_BREAKER_COOLDOWN``               5 s
     ``mcp_session_open_concurrency``        ``A365_MCP_SESSION_OPEN_CONCURRENCY``       16 per server
+    ``cache_redis_url``                     ``A365_CACHE_REDIS_URL``                    none (no second level)
+    ``cache_keys``                          ``A365_CACHE_KEYS``                         none
+    ``cache_store_timeout``                 ``A365_CACHE_STORE_TIMEOUT``                0.05 s
     ======================================  ==========================================  ==========
 
     ``use_tooling_manifest`` unset means "use the manifest in a development environment"
@@ -76,6 +79,10 @@ class ToolingConfiguration(RuntimeConfiguration):
     in time, connection lost, HTTP 5xx/429) fails its requests at once for ``mcp_breaker_cooldown`` s, then
     one probe decides; at most ``mcp_session_open_concurrency`` sessions open to one server at once
     (docs/reliability.md).
+
+    With ``cache_redis_url`` (or a service's ``cache_store``) the caches have a second level shared by the
+    host's replicas, its values sealed with ``cache_keys`` (``id:base64-key[,id:base64-key...]``, the first
+    seals), each store operation bounded by ``cache_store_timeout`` (README "Running several replicas").
     """
 
     mcp_platform_endpoint = Setting("MCP_PLATFORM_ENDPOINT", DEFAULT_PLATFORM_ENDPOINT, _parse_endpoint)
@@ -112,6 +119,9 @@ class ToolingConfiguration(RuntimeConfiguration):
     mcp_breaker_threshold = Setting("A365_MCP_BREAKER_THRESHOLD", 3, int)
     mcp_breaker_cooldown = Setting("A365_MCP_BREAKER_COOLDOWN", 5.0, parse_float)
     mcp_session_open_concurrency = Setting("A365_MCP_SESSION_OPEN_CONCURRENCY", 16, int)
+    cache_redis_url = Setting("A365_CACHE_REDIS_URL", "", parse_str)
+    cache_keys = Setting("A365_CACHE_KEYS", "", parse_str)
+    cache_store_timeout = Setting("A365_CACHE_STORE_TIMEOUT", 0.05, parse_float)
 
     def __init__(
         self,
@@ -142,6 +152,9 @@ class ToolingConfiguration(RuntimeConfiguration):
         mcp_breaker_threshold: Override[int] | None = None,
         mcp_breaker_cooldown: Override[float] | None = None,
         mcp_session_open_concurrency: Override[int] | None = None,
+        cache_redis_url: Override[str] | None = None,
+        cache_keys: Override[str] | None = None,
+        cache_store_timeout: Override[float] | None = None,
         cluster_category: Override[str] | None = None,
         environment: Override[str] | None = None,
     ) -> None:

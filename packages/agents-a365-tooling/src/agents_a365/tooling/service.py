@@ -20,6 +20,7 @@ from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextL
 from ._cache import ToolDefinitionCache
 from ._discovery import Discovery
 from ._part import Shared
+from ._second_level import CacheStore, second_level
 from ._sessions import McpSessionPool
 from ._telemetry_hooks import SendTelemetry, mcp_session_span
 from ._threat_protection import ThreatProtection
@@ -63,6 +64,7 @@ class McpToolServerConfigurationService:
         http_client: httpx.AsyncClient | None = None,
         clock: Callable[[], float] = time.monotonic,
         logger: logging.Logger | None = None,
+        cache_store: CacheStore | None = None,
     ) -> None:
         # ``logger``: Microsoft's parameter, accepted; this SDK logs to the ``agents_a365.*`` loggers.
         if isinstance(configuration, logging.Logger):  # Microsoft's positional form: (logger)
@@ -79,13 +81,17 @@ class McpToolServerConfigurationService:
         self._pool: McpSessionPool | None = None
         self._pool_loop: asyncio.AbstractEventLoop | None = None
         # The parts get the settings, the clock and the client getter (one client per event loop).
-        shared = Shared(self.configuration, clock, lambda: self.http_client)
+        # The caches' second level, shared with the host's other replicas: cache_store, else Redis at
+        # cache_redis_url, else none (README "Running several replicas").
+        self._second_level = second_level(self.configuration, cache_store, clock)
+        shared = Shared(self.configuration, clock, lambda: self.http_client, self._second_level)
         self._discovery = Discovery(shared)
         self._threat_protection = ThreatProtection(shared)
         self.tool_definitions = ToolDefinitionCache(
             lambda: max(self.configuration.tool_cache_ttl, 0.0),
             max_entries=lambda: self.configuration.cache_max_entries,
             clock=clock,
+            second_level=self._second_level,
         )
         """MCP ``tools/list`` results per server and headers, for the extensions' warm turns. Its TTL is
         ``tool_cache_ttl`` as read at each use (a change applies to the next turn); a cache of your own
@@ -129,6 +135,8 @@ class McpToolServerConfigurationService:
         if self._client is not None and self._owns_client and self._client_loop is _running_loop():
             await self._client.aclose()
             self._client = None
+        if self._second_level is not None:
+            await self._second_level.aclose()  # a store of its own (cache_redis_url); yours stays open
 
     async def __aenter__(self) -> Self:
         return self

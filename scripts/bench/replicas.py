@@ -1,0 +1,256 @@
+"""Replicas sharing the caches' second level (issue 40): processes of the hosted example behind a round-robin
+balancer, users x turns spread over them, what reaches the platform counted at the emulator; the same run with
+the store and without, then with Redis stopped for ``--outage`` seconds mid-run.
+
+    uv run --frozen python scripts/bench/replicas.py [--users 1000] [--turns 3] [--replicas 4] [--outage 10]
+
+Each run has an emulator of its own (its default agent: a mail server on the platform's audience, a calendar
+server on its own, as the hosted example's scripted model expects; 20 ms on gateway, MCP and threat-protection
+requests), its ``GET /_emulator/counts`` read at the end: token exchanges (``/_emulator/token``, the hosted example's
+development exchange) by user and audience, gateway requests and ``tools/list`` by user. One run is within
+every TTL, so the figures are per TTL:
+
+- token exchanges per user and audience;
+- gateway requests per agent and user (one agent);
+- ``tools/list`` per distinct set of definitions: per server, the users being of one tenant's agent (their
+  listings are one entry, ``ToolDefinitionCache``);
+- warm p50 / p99: ``--warm-users`` users, one turn sent to one replica, then the timed turn to the same one
+  (everything in its memory), with the store / without;
+- Redis stopped for ``--outage`` s once a third of the users are done: failed turns (an HTTP error, or the
+  agent's error reply in a replica's log), and the figures above for the users who started after it returned.
+
+Redis comes from ``tests/support/redis_server.py`` (Debian's package). ``--json`` writes the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import os
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import LATENCY_MS, ROOT, ms
+from _host_load import percentile
+
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "examples" / "replicas")]
+from balancer import balancer  # noqa: E402 (from the paths above)
+from run import processes, serve, start_platform, start_replicas  # noqa: E402
+
+from agents_a365.emulator import channel_activity  # noqa: E402
+from support.redis_server import RedisServer, find_redis_server  # noqa: E402
+
+SERVERS = 2  # the emulator's default agent: mail and calendar
+TURN_TIMEOUT = aiohttp.ClientTimeout(total=120)
+FAILED = "An error occurred in the AgentApplication"  # the hosted example's reply to a failed turn
+
+
+@dataclass
+class Figures:
+    exchanges: float  # per user and audience
+    gateway: float  # per agent and user
+    lists: float  # per distinct set of definitions (per server)
+    lists_per_user: float  # per user and server, for comparison
+
+
+def figures(rows: list[dict[str, Any]], users: set[str] | None = None) -> Figures:
+    """The run's figures from the emulator's counts (of ``users`` only, when given)."""
+    exchanges: Counter[tuple[str, str]] = Counter()
+    gateway: Counter[str] = Counter()
+    lists: Counter[str] = Counter()
+    lists_by_user: Counter[tuple[str, str]] = Counter()
+    for row in rows:
+        user, n = row["user"], row["count"]
+        if users is not None and user not in users:
+            continue
+        if row["route"] == "token":
+            exchanges[user, row["method"]] += n
+        elif row["route"] == "gateway":
+            gateway[user] += n
+        elif row["route"] == "mcp" and row["method"] == "tools/list":
+            lists[row["server"]] += n
+            lists_by_user[user, row["server"]] += n
+
+    def ratio(counter: Counter[Any], per: int) -> float:
+        return sum(counter.values()) / per if per else float("nan")
+
+    return Figures(
+        ratio(exchanges, len(exchanges)),
+        ratio(gateway, len(gateway)),
+        ratio(lists, SERVERS),
+        ratio(lists_by_user, len(lists_by_user)),
+    )
+
+
+@dataclass
+class Run:
+    label: str
+    figures: Figures | None = None
+    latencies: list[float] = field(default_factory=list)
+    warm: list[float] = field(default_factory=list)
+    failed: int = 0
+    wall: float = 0.0
+    after: Figures | None = None  # the outage run: the users who started after Redis returned
+
+
+async def turn(http: aiohttp.ClientSession, url: str, platform: str, user: str, i: int) -> float | None:
+    activity = channel_activity(
+        f"What are my notes? ({i})",
+        service_url=platform,
+        conversation_id=f"c-{user}",
+        user_id=user,
+    )
+    t0 = time.perf_counter()
+    try:
+        async with http.post(f"{url}/api/messages", json=activity, timeout=TURN_TIMEOUT) as response:
+            await response.read()
+            return time.perf_counter() - t0 if response.status < 300 else None
+    except (aiohttp.ClientError, TimeoutError):
+        return None
+
+
+async def run(args: argparse.Namespace, label: str, redis: RedisServer | None, outage: float = 0.0) -> Run:
+    result = Run(label)
+    logs = Path(tempfile.mkdtemp(prefix="replicas-"))
+    keys = "k1:" + base64.b64encode(os.urandom(32)).decode()
+    env = {}
+    if redis is not None:
+        env = {"A365_CACHE_REDIS_URL": redis.url, "A365_CACHE_KEYS": keys}
+        env["A365_CACHE_STORE_TIMEOUT"] = str(args.store_timeout)
+    users = [f"user-{n}" for n in range(args.users)]
+    late: set[str] = set()  # users whose first turn began after Redis returned
+    with processes() as started:
+        platform = await start_platform(started)
+        async with aiohttp.ClientSession() as control:
+            for route in ("gateway", "mcp", "rtp"):
+                fault = {"latency_ms": LATENCY_MS}
+                async with control.put(f"{platform}/_emulator/faults/{route}", json=fault) as answer:
+                    answer.raise_for_status()
+        replicas = await start_replicas(started, args.replicas, platform, env, logs)
+        async with (
+            serve(balancer(replicas)) as front,
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http,
+        ):
+            gate = asyncio.Semaphore(args.concurrency)
+            third, back = asyncio.Event(), asyncio.Event()
+            done = 0
+
+            async def conversation(user: str) -> None:
+                nonlocal done
+                async with gate:
+                    if back.is_set():
+                        late.add(user)
+                    for i in range(args.turns):
+                        took = await turn(http, front, platform, user, i)
+                        if took is None:
+                            result.failed += 1
+                        else:
+                            result.latencies.append(took)
+                done += 1
+                if done >= len(users) // 3:
+                    third.set()
+
+            async def stop_redis_mid_run() -> None:
+                assert redis is not None
+                await third.wait()
+                await asyncio.to_thread(redis.stop)
+                await asyncio.sleep(outage)
+                await asyncio.to_thread(redis.start)
+                back.set()
+
+            t0 = time.perf_counter()
+            extra = [asyncio.create_task(stop_redis_mid_run())] if outage else []
+            await asyncio.gather(*(conversation(u) for u in users), *extra)
+            result.wall = time.perf_counter() - t0
+            for n, user in enumerate(f"warm-{n}" for n in range(args.warm_users)):
+                replica = replicas[n % len(replicas)]
+                await turn(http, replica, platform, user, 0)  # its first turn there: tokens, servers, tools
+                took = await turn(http, replica, platform, user, 1)
+                if took is not None:
+                    result.warm.append(took)
+            async with http.get(f"{platform}/_emulator/counts") as response:
+                rows = [r for r in await response.json() if not str(r["user"]).startswith("warm-")]
+    for log in logs.iterdir():  # noqa: ASYNC240 (the run is over)
+        result.failed += log.read_text(errors="replace").count(FAILED)
+    result.figures = figures(rows)
+    if outage:
+        result.after = figures(rows, late)
+    return result
+
+
+def report(runs: list[Run], args: argparse.Namespace) -> dict[str, Any]:
+    print(
+        f"\n{args.replicas} replicas behind a round-robin balancer, {args.users} users x {args.turns} turns, "
+        f"{args.concurrency} users at once, {SERVERS} MCP servers, 2 audiences (one tenant's agent)"
+    )
+    head = ("run", "exch/user+aud", "gw/agent+user", "list/set", "list/user+srv", "p50", "p99", "warm p50")
+    print(f"{head[0]:<24}" + "".join(f"{h:>14}" for h in head[1:]) + f"{'failed':>8}{'wall s':>8}")
+
+    def row(label: str, f: Figures, r: Run | None) -> None:
+        times = zip([r.latencies, r.latencies, r.warm], (50, 99, 50), strict=True) if r else ()
+        cells = "".join(ms(percentile(t, q)).rjust(14) for t, q in times)
+        tail = f"{r.failed:>8}{r.wall:>8.1f}" if r else ""
+        print(
+            f"{label:<24}{f.exchanges:>14.3f}{f.gateway:>14.3f}{f.lists:>14.3f}{f.lists_per_user:>14.3f}"
+            + cells
+            + tail
+        )
+
+    for r in runs:
+        assert r.figures is not None
+        row(r.label, r.figures, r)
+        if r.after is not None:
+            row("  users after return", r.after, None)
+    out: dict[str, Any] = {"runs": [asdict(r) | {"latencies": None} for r in runs]}
+    with_, without = runs[0], runs[1]
+    for name, q in (("p50", 50), ("p99", 99)):
+        ratio = percentile(with_.warm, q) / percentile(without.warm, q)
+        out[f"warm_{name}_ratio"] = ratio
+        print(f"warm {name} with the store / without: {ratio:.2f}")
+    return out
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--users", type=int, default=1000)
+    parser.add_argument("--turns", type=int, default=3)
+    parser.add_argument("--replicas", type=int, default=4)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--outage", type=float, default=10.0, help="seconds; 0: no outage run")
+    parser.add_argument("--warm-users", type=int, default=100)
+    parser.add_argument("--store-timeout", type=float, default=0.05, help="A365_CACHE_STORE_TIMEOUT, s")
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    args = parser.parse_args()
+    executable, why = find_redis_server()
+    if executable is None:
+        sys.exit(f"no redis-server: {why}")
+    redis = RedisServer(executable)
+    redis.start()
+    try:
+        runs = [await run(args, "with the store", redis)]
+        redis.flush()
+        runs.append(await run(args, "without", None))
+        if args.outage:
+            redis.flush()
+            runs.append(await run(args, f"Redis off {args.outage:g} s", redis, args.outage))
+    finally:
+        redis.stop()
+    out = report(runs, args)
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
