@@ -165,17 +165,17 @@ async def test_tool_definitions_are_stored_once_and_shared_by_replicas(
 async def test_a_failed_tool_call_drops_the_definitions_in_every_replica(
     emulator: Emulator, replicas: Replicas
 ) -> None:
-    from agents_a365.tooling._mcp_errors import tool_call_result
+    from agents_a365.tooling._mcp_errors import DefinitionMismatch, failed, tool_call_result
     from agents_a365.tooling._spans import NULL_SPAN
 
     one, two = replicas(), replicas()
     (mail,) = [s for s in await discover(one, emulator) if s.mcp_server_name == "mail"]
     await one.list_mcp_tools(mail)
 
-    async def failing() -> None:
-        raise ConnectionError("the server went away")
+    async def failing() -> None:  # an answer showing the definitions wrong (a transient failure keeps them)
+        raise failed(mail, "tool 'send_email' unknown", kind=DefinitionMismatch)
 
-    with pytest.raises(ConnectionError):
+    with pytest.raises(DefinitionMismatch):
         await tool_call_result(failing(), NULL_SPAN, mail, one.tool_definitions)
     listed = len([r for r in emulator.requests_for("mcp") if r.jsonrpc_method == "tools/list"])
     await two.list_mcp_tools(mail)  # another replica: the entry is gone from the store too
