@@ -53,17 +53,21 @@ Replicas = Callable[..., McpToolServerConfigurationService]
 @pytest.fixture
 async def replicas(emulator: Emulator, redis: RedisServer) -> AsyncIterator[Replicas]:
     """Makes host replicas' services (the emulator's platform, the shared Redis, ``KEYS`` unless ``keys=``
-    says otherwise; other keywords are settings), closed when the test ends."""
+    says otherwise, a ``RedisStore`` of its own unless ``store=`` gives one; other keywords are settings),
+    closed when the test ends."""
     made: list[McpToolServerConfigurationService] = []
     stores: list[RedisStore] = []
 
     def replica(
-        keys: str = KEYS, clock: Callable[[], float] = time.monotonic, **settings: Any
+        keys: str = KEYS,
+        clock: Callable[[], float] = time.monotonic,
+        store: RedisStore | None = None,
+        **settings: Any,
     ) -> McpToolServerConfigurationService:
         # Counts asserted on a shared, loaded machine must not hang on 50 ms: the deadline has tests of its own.
         settings.setdefault("cache_store_timeout", 2.0)
         config = production_config(emulator, cache_keys=keys, **settings)
-        stores.append(RedisStore(redis.url))
+        stores.append(store or RedisStore(redis.url))
         made.append(McpToolServerConfigurationService(config, cache_store=stores[-1], clock=clock))
         return made[-1]
 

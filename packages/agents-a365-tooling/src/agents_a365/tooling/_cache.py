@@ -53,6 +53,9 @@ STALE_IF_ERROR = 4
 class Below(Protocol[V]):
     """A cache's second level (``_second_level.py``): read on a miss, before the origin; filled after it."""
 
+    level: SecondLevel
+    name: str
+
     async def load(self, key: Hashable) -> tuple[V, float, float] | None: ...  # value, ttl left, age
 
     async def save(self, key: Hashable, value: V, ttl: float) -> None: ...
@@ -177,16 +180,25 @@ class AsyncTTLCache(Generic[V]):
         return tasks
 
     async def _create(self, key: Hashable, create: Callable[[], Awaitable[tuple[V, float]]]) -> V:
-        below = self.below
-        if below is not None and (found := await below.load(key)) is not None:
-            value, ttl, age = found  # another replica's (or an earlier run's): as old as it is there
-            self.put(key, value, ttl + age, age)
+        below, taken = self.below, False
+        try:
+            if below is not None:
+                found = await below.load(key)
+                if found is None:  # one replica goes to the origin, the others wait for what it saves
+                    taken, waited = await below.level.lease(below.name, key)
+                    found = await below.load(key) if waited else None
+                if found is not None:
+                    value, ttl, age = found  # another replica's (or an earlier run's): as old as it is there
+                    self.put(key, value, ttl + age, age)
+                    return value
+            value, ttl = await create()
+            self.put(key, value, ttl)
+            if below is not None:
+                await below.save(key, value, ttl)
             return value
-        value, ttl = await create()
-        self.put(key, value, ttl)
-        if below is not None:
-            await below.save(key, value, ttl)
-        return value
+        finally:
+            if taken and below is not None:  # saved, or failed: a waiter takes it next
+                await below.level.release(below.name, key)
 
     def _landed(self, key: Hashable, task: asyncio.Task[V]) -> None:
         flight = self._pending.pop(key)  # the key's only flight: no other starts while it is pending

@@ -1,7 +1,8 @@
 """The caches' optional second level: a store shared by a host's replicas (Redis, or one of the host's own).
 
 Consulted on a first-level miss, before the origin (token exchange, gateway, ``tools/list``), and filled after
-the origin answers: one single-flight creation per key and replica, as without it. Store keys are SHA-256
+the origin answers: one single-flight creation per key and replica, as without it, and one per key across the
+replicas while the store answers (a lease: :meth:`SecondLevel.lease`). Store keys are SHA-256
 digests (no tenant, user or agent id, no token); values are sealed (``_sealing.py``). Every operation has a
 total deadline (``cache_store_timeout``); a store that fails or is late is skipped for :data:`RETRY_AFTER`
 seconds (the turn goes on with the first level and the origin), with one WARNING per outage and a counted
@@ -36,6 +37,8 @@ V = TypeVar("V")
 T = TypeVar("T")
 RETRY_AFTER = 1.0
 """Seconds a failed store is left alone before the next operation tries it again."""
+LEASE_WAIT = 5.0
+"""Seconds (at most ``request_timeout``) a replica waits for another's creation before going to the origin."""
 
 
 @runtime_checkable
@@ -43,12 +46,16 @@ class CacheStore(Protocol):
     """What the second level needs of a store (``agents_a365.tooling.redis_store.RedisStore``, or yours).
 
     Keys are short ASCII texts; values opaque bytes. ``set`` keeps a value ``ttl`` seconds (> 0); ``get``
-    answers ``None`` for a missing or expired key. Errors may be raised freely: the caller bounds each call and
-    treats a failure as a miss."""
+    answers ``None`` for a missing or expired key. ``set_if_absent`` is ``set`` only when the key is missing
+    (atomically: of replicas racing for one key, one gets ``True``); it takes the lease that lets one replica
+    go to the origin while the others wait for its value. Errors may be raised freely: the caller bounds each
+    call and treats a failure as a miss (and a failed ``set_if_absent`` as no lease: the origin at once)."""
 
     async def get(self, key: str) -> bytes | None: ...
 
     async def set(self, key: str, value: bytes, ttl: float) -> None: ...
+
+    async def set_if_absent(self, key: str, value: bytes, ttl: float) -> bool: ...
 
     async def delete(self, key: str) -> None: ...
 
@@ -62,15 +69,17 @@ class SecondLevel:
         keys: str,
         *,
         timeout: Callable[[], float],
+        lease: Callable[[], float] = lambda: 10.0,
         clock: Callable[[], float] = time.monotonic,
         owned: bool = False,
     ) -> None:
         from ._sealing import Sealer  # cryptography: only when a store is configured
 
-        self.store, self.sealer, self._timeout, self._clock, self._owned = (
+        self.store, self.sealer, self._timeout, self._lease, self._clock, self._owned = (
             store,
             Sealer(keys),
             timeout,
+            lease,
             clock,
             owned,
         )
@@ -101,6 +110,25 @@ class SecondLevel:
     async def delete(self, name: str, key: Hashable) -> None:
         store_key = self.store_key(name, key)
         await self._call(name, lambda: self.store.delete(store_key))
+
+    async def lease(self, name: str, key: Hashable) -> tuple[bool, bool]:
+        """Take the lease of creating ``key``'s value (kept ``request_timeout`` at most), polling while another
+        replica holds it: ``(taken, waited)``. The holder lets go once it has saved (or failed); a waiter then
+        takes it and reads the value, or gives up after :data:`LEASE_WAIT`; a failing store: no lease, at once."""
+        store_key, ttl = self.store_key("lease", (name, key)), self._lease()
+        deadline, delay, waited = self._clock() + min(ttl, LEASE_WAIT), 0.005, False
+
+        def take() -> Awaitable[bool]:
+            return self.store.set_if_absent(store_key, b"1", ttl)  # a marker: the key says it all
+
+        while (taken := await self._call(name, take)) is False and self._clock() < deadline:
+            waited = True
+            await asyncio.sleep(delay)
+            delay = min(2 * delay, 0.1)
+        return taken is True, waited
+
+    async def release(self, name: str, key: Hashable) -> None:
+        await self.delete("lease", (name, key))
 
     async def _call(self, name: str, operation: Callable[[], Awaitable[T]]) -> T | None:
         probe = self._down_until is not None  # the first try after an outage: only its success ends it
@@ -178,6 +206,8 @@ class DefinitionsTier:
     """Tool definitions in the second level, content-addressed: an entry holds the digest of its definitions,
     each distinct set is stored once under its digest (every user and replica listing it shares it)."""
 
+    name = "tools"
+
     def __init__(self, level: SecondLevel, sets: weakref.WeakValueDictionary[str, Definitions]) -> None:
         self.level, self.sets = level, sets
 
@@ -223,12 +253,17 @@ def second_level(
 
         store = RedisStore(url)
     elif not isinstance(store, CacheStore):
-        raise TypeError("cache_store must have async get, set and delete methods (see CacheStore)")
+        raise TypeError("cache_store must have async get, set, set_if_absent and delete (see CacheStore)")
     keys = configuration.cache_keys
     if not keys:
         raise ValueError(
             "cache_keys (A365_CACHE_KEYS) is required with a cache store: what is stored is sealed with them"
         )
     return SecondLevel(
-        store, keys, timeout=lambda: configuration.cache_store_timeout, clock=clock, owned=owned
+        store,
+        keys,
+        timeout=lambda: configuration.cache_store_timeout,
+        lease=lambda: configuration.request_timeout,
+        clock=clock,
+        owned=owned,
     )

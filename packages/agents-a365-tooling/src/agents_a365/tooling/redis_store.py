@@ -20,7 +20,7 @@ __all__ = ["RedisStore"]
 
 
 class RedisStore:
-    """:class:`~agents_a365.tooling.CacheStore` on Redis: ``GET``, ``SET ... PX`` and ``DEL``.
+    """:class:`~agents_a365.tooling.CacheStore` on Redis: ``GET``, ``SET ... PX [NX]`` and ``DEL``.
 
     ``server``: a ``redis://`` / ``rediss://`` / ``unix://`` URL (one client per event loop, made on first use,
     ``options`` passed to ``Redis.from_url``), or a ``redis.asyncio.Redis`` client of yours (used as it is, on
@@ -61,6 +61,9 @@ class RedisStore:
 
     async def set(self, key: str, value: bytes, ttl: float) -> None:
         await self._redis().set(key, value, px=max(int(ttl * 1000), 1))
+
+    async def set_if_absent(self, key: str, value: bytes, ttl: float) -> bool:
+        return bool(await self._redis().set(key, value, px=max(int(ttl * 1000), 1), nx=True))
 
     async def delete(self, key: str) -> None:
         await self._redis().delete(key)
