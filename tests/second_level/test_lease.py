@@ -40,11 +40,17 @@ async def first_turn(service: McpToolServerConfigurationService, authorization: 
 
 
 class WatchedStore(RedisStore):
-    """The real store, telling the test when a replica found the lease taken (it waits from then on)."""
+    """The real store, telling the test when a replica found the lease taken (it waits from then on); with
+    ``writes=False``, one whose writes fail (a store that stops answering while its replica holds a lease)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, writes: bool = True) -> None:
         super().__init__(url)
-        self.refused = asyncio.Event()
+        self.refused, self.writes = asyncio.Event(), writes
+
+    async def set(self, key: str, value: bytes, ttl: float) -> None:
+        if not self.writes:
+            raise ConnectionError("the store stopped answering")
+        await super().set(key, value, ttl)
 
     async def set_if_absent(self, key: str, value: bytes, ttl: float) -> bool:
         taken = await super().set_if_absent(key, value, ttl)
@@ -114,6 +120,39 @@ async def test_a_failing_holder_lets_the_waiter_go_to_the_origin(
             task.cancel()
     assert {t.name for t in tools} >= {"send_email"}
     assert lists(emulator) == 1  # two's own listing
+
+
+async def test_a_holder_whose_store_fails_still_lets_go(
+    emulator: Emulator, replicas: Replicas, redis: RedisServer
+) -> None:
+    failing, watched = WatchedStore(redis.url, writes=False), WatchedStore(redis.url)
+    one = replicas(clock=FakeClock(), store=failing, request_timeout=LEASE)
+    two = replicas(clock=FakeClock(), store=watched, request_timeout=LEASE)
+    context = make_turn_context(agentic_app_id=DEFAULT_AGENT_ID, user_id="alice", tenant_id=TENANT)
+    servers = await two.list_tool_servers(context, emulator.authorization(), "AGENTIC")
+    (mail,) = [s for s in servers if s.mcp_server_name == "mail"]
+    listing, answer = asyncio.Event(), asyncio.Event()
+
+    async def listed() -> list[Tool]:
+        listing.set()
+        await answer.wait()
+        return [Tool(name="send_email", inputSchema={"type": "object"})]
+
+    holder = asyncio.create_task(one.tool_definitions.get_or_list(mail.url, mail.headers, listed))
+    await listing.wait()
+    watched.refused.clear()
+    waiter = asyncio.create_task(two.list_mcp_tools(mail))
+    try:
+        async with asyncio.timeout(GUARD):  # its clock never moves: only one letting go frees two
+            await watched.refused.wait()
+            answer.set()  # one lists, fails to save (its store is "down" from then on), and lets go
+            assert [t.name for t in await holder] == ["send_email"]
+            tools = await waiter
+    finally:
+        for task in (holder, waiter):
+            task.cancel()
+    assert {t.name for t in tools} >= {"send_email"}
+    assert lists(emulator) == 1  # two's own: nothing was saved
 
 
 async def test_a_hung_holder_holds_the_waiter_at_most_the_deadline(

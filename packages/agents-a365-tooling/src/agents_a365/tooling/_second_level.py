@@ -128,11 +128,13 @@ class SecondLevel:
         return taken is True, waited
 
     async def release(self, name: str, key: Hashable) -> None:
-        await self.delete("lease", (name, key))
+        # Tried even while the store seems down (it gave the lease moments ago): else the others wait it out.
+        store_key = self.store_key("lease", (name, key))
+        await self._call(name, lambda: self.store.delete(store_key), always=True)
 
-    async def _call(self, name: str, operation: Callable[[], Awaitable[T]]) -> T | None:
+    async def _call(self, name: str, operation: Callable[[], Awaitable[T]], always: bool = False) -> T | None:
         probe = self._down_until is not None  # the first try after an outage: only its success ends it
-        if probe and self._clock() < (self._down_until or 0.0):
+        if probe and not always and self._clock() < (self._down_until or 0.0):
             return None
         try:
             async with asyncio.timeout(max(self._timeout(), 0.001)):
