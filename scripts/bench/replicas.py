@@ -12,8 +12,8 @@ every TTL, so the figures are per TTL:
 
 - token exchanges per user and audience;
 - gateway requests per agent and user (one agent);
-- ``tools/list`` per distinct set of definitions: per server, the users being of one tenant's agent (their
-  listings are one entry, ``ToolDefinitionCache``);
+- ``tools/list`` per user and server (``list/user+srv``: a listing is per user, as a server may list per
+  user); ``list/set``, per distinct set of definitions, is about the number of users for that reason;
 - warm p50 / p99: ``--warm-users`` users, one turn sent to one replica, then the timed turn to the same one
   (everything in its memory), with the store / without;
 - Redis stopped for ``--outage`` s once a third of the users are done: failed turns (an HTTP error, or the
@@ -59,8 +59,8 @@ FAILED = "An error occurred in the AgentApplication"  # the hosted example's rep
 class Figures:
     exchanges: float  # per user and audience
     gateway: float  # per agent and user
-    lists: float  # per distinct set of definitions (per server)
-    lists_per_user: float  # per user and server, for comparison
+    lists: float  # per distinct set of definitions (per server): about the users, each listing their own
+    lists_per_user: float  # per user and server: the figure
 
 
 def figures(rows: list[dict[str, Any]], users: set[str] | None = None) -> Figures:

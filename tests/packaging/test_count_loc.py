@@ -87,4 +87,4 @@ def test_max_gate_and_per_folder_output(tmp_path: Path) -> None:
 
 def test_ci_prints_the_library_size_with_its_limit() -> None:
     lint = yaml.safe_load((ROOT / ".github/workflows/ci.yml").read_text())["jobs"]["lint"]
-    assert "uv run --frozen python scripts/count_loc.py --max 5858" in [s.get("run") for s in lint["steps"]]
+    assert "uv run --frozen python scripts/count_loc.py --max 5855" in [s.get("run") for s in lint["steps"]]

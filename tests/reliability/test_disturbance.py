@@ -11,8 +11,12 @@ from collections.abc import AsyncIterator
 import pytest
 
 from agents_a365.emulator import Emulator, EmulatorConfig, Fault
-from agents_a365.tooling import MCPServerConfig, McpServerConnectionError, McpServerUnavailableError
-from agents_a365.tooling._cache import ToolDefinitionCache
+from agents_a365.tooling import (
+    MCPServerConfig,
+    McpServerConnectionError,
+    McpServerUnavailableError,
+    ToolDefinitionCache,
+)
 from agents_a365.tooling.extensibility import McpSessionPool
 from agents_a365.tooling.mcp_http import SharedTransport, mcp_http_client_factory
 from support.clock import FakeClock

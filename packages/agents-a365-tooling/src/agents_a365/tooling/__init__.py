@@ -4,9 +4,9 @@
 # directories; extend the package path so editable installs find them too.
 __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 
-from ._cache import ToolDefinitionCache
 from ._second_level import CacheStore
 from ._telemetry import configure_telemetry
+from ._tool_cache import ToolDefinitionCache
 from ._turn_scope import TurnScope
 from .configuration import ToolingConfiguration, get_mcp_platform_authentication_scope
 from .constants import DEFAULT_PLATFORM_ENDPOINT, DEFAULT_PLATFORM_SCOPE, PLATFORM_APP_ID, Headers

@@ -17,8 +17,8 @@ from .errors import McpServerConnectionError, McpServerUnavailableError
 from .models import MCPServerConfig
 
 if TYPE_CHECKING:
-    from ._cache import ToolDefinitionCache
     from ._spans import ToolCallSpan
+    from ._tool_cache import ToolDefinitionCache
 
 __all__ = [
     "DefinitionMismatch",

@@ -23,9 +23,9 @@ from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 from mcp.types import Tool
 from pydantic import TypeAdapter
 
-from ._cache import _Definitions as Definitions
 from ._stepwise import json_value, mapped, run_cooperatively
 from ._telemetry import instruments
+from ._tool_cache import _Definitions as Definitions
 from .configuration import ToolingConfiguration
 from .models import MCPServerConfig
 

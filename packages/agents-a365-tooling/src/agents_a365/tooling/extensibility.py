@@ -6,7 +6,6 @@ behaviour every extension must share and the contract suite that checks it.
 """
 
 from ._agent_tools import AgentTools
-from ._cache import ToolDefinitionCache
 from ._deprecation import check_options, keyword_aliases, renamed_kwargs
 from ._history import (
     PART_SEPARATOR,
@@ -24,6 +23,7 @@ from ._redact import describe_error, redact_headers, scrub, scrubbed
 from ._sessions import MAX_LIST_PAGES, McpSessionPool
 from ._spans import ToolCallSpan, tool_call_span
 from ._telemetry_hooks import mcp_session_span
+from ._tool_cache import ToolDefinitionCache
 from ._tool_names import normalize_url, resolve_tool_names, unique_servers, usable_tools
 from ._turn import TurnIdentity, turn_identity
 from ._turn_scope import CallTime, refusal

@@ -17,13 +17,13 @@ from mcp.types import Tool
 
 from agents_a365.runtime import AuthorizationLike, OperationResult, TurnContextLike, require
 
-from ._cache import ToolDefinitionCache
 from ._discovery import Discovery
 from ._part import Shared
 from ._second_level import CacheStore, second_level
 from ._sessions import McpSessionPool
 from ._telemetry_hooks import SendTelemetry, mcp_session_span
 from ._threat_protection import ThreatProtection
+from ._tool_cache import ToolDefinitionCache
 from ._transport import core_client
 from ._turn import read_turn
 from ._turn_scope import TurnScope
