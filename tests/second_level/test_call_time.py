@@ -77,9 +77,11 @@ async def test_a_users_first_turn_on_another_replica_exchanges_discovers_and_lis
     assert mail_calls(emulator) == [("alice", "alice"), ("alice", "alice")]
 
 
-async def test_definitions_are_shared_by_a_tenants_users_and_never_across_tenants(
+async def test_definitions_are_listed_per_user_in_every_replica_once(
     emulator: Emulator, replicas: Replicas
 ) -> None:
+    # A server may list per user (and put a user's details in a description): a listing is never another
+    # user's, however many replicas share the store; each user's is read from it by the other replicas.
     one, two = replicas(), replicas()
 
     async def list_all(service: McpToolServerConfigurationService, user: str, tenant: str) -> None:
@@ -90,13 +92,13 @@ async def test_definitions_are_shared_by_a_tenants_users_and_never_across_tenant
 
     await list_all(one, "alice", "tenant-a")
     listed = lists(emulator)
-    await list_all(two, "bob", "tenant-a")  # another user of the tenant, on another replica
+    await list_all(two, "alice", "tenant-a")  # the same user on another replica: from the store
     assert lists(emulator) == listed
-    await list_all(two, "carol", "tenant-b")  # another tenant lists with its own tokens
+    await list_all(two, "bob", "tenant-a")  # another user of the tenant lists with his own token
     assert lists(emulator) == 2 * listed
-    tenants = {
-        emulator.issuer.decode_unverified(r.headers["authorization"].split(" ", 1)[1])["tid"]
+    users = {
+        emulator.issuer.decode_unverified(r.headers["authorization"].split(" ", 1)[1])["oid"]
         for r in emulator.requests_for("mcp")
         if r.jsonrpc_method == "tools/list"
     }
-    assert tenants == {"tenant-a", "tenant-b"}
+    assert users == {"alice", "bob"}
