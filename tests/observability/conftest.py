@@ -10,12 +10,8 @@ from collections.abc import Iterator
 
 import agents
 import pytest
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from agents_a365.emulator.trace_tree import TraceRecorder
-from agents_a365.tooling import configure_telemetry
-from support.telemetry import Telemetry
+from support.telemetry import Telemetry, recorded_telemetry
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -26,13 +22,5 @@ def _no_openai_tracing() -> None:
 
 @pytest.fixture
 def telemetry() -> Iterator[Telemetry]:
-    recorder = TraceRecorder()
-    reader = InMemoryMetricReader()
-    meters = MeterProvider(metric_readers=[reader])
-    configure_telemetry(tracer_provider=recorder.tracer_provider, meter_provider=meters)
-    try:
-        yield Telemetry(recorder, reader)
-    finally:
-        configure_telemetry()
-        recorder.shutdown()
-        meters.shutdown()
+    with recorded_telemetry() as telemetry:
+        yield telemetry

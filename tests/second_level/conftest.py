@@ -11,16 +11,13 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from agents_a365.emulator import Emulator
-from agents_a365.emulator.trace_tree import TraceRecorder
-from agents_a365.tooling import McpToolServerConfigurationService, configure_telemetry
+from agents_a365.tooling import McpToolServerConfigurationService
 from agents_a365.tooling.redis_store import RedisStore
 from support.platform import production_config
 from support.redis_server import RedisServer, find_redis_server
-from support.telemetry import Telemetry
+from support.telemetry import Telemetry, recorded_telemetry
 
 KEYS = "k1:" + base64.b64encode(bytes(range(32))).decode()
 OTHER_KEYS = "k1:" + base64.b64encode(bytes(range(1, 33))).decode()  # same id, another key
@@ -80,13 +77,5 @@ async def replicas(emulator: Emulator, redis: RedisServer) -> AsyncIterator[Repl
 
 @pytest.fixture
 def telemetry() -> Iterator[Telemetry]:
-    recorder = TraceRecorder()
-    reader = InMemoryMetricReader()
-    meters = MeterProvider(metric_readers=[reader])
-    configure_telemetry(tracer_provider=recorder.tracer_provider, meter_provider=meters)
-    try:
-        yield Telemetry(recorder, reader)
-    finally:
-        configure_telemetry()
-        recorder.shutdown()
-        meters.shutdown()
+    with recorded_telemetry() as telemetry:
+        yield telemetry

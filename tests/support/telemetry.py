@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan
 
 from agents_a365.emulator.trace_tree import TraceRecorder
+from agents_a365.tooling import configure_telemetry
 
 
 @dataclass
@@ -72,3 +75,18 @@ def every_text(spans: Iterable[ReadableSpan]) -> str:
             parts.append(event.name)
             parts.append(json.dumps(dict(event.attributes or {}), default=str))
     return "\n".join(parts)
+
+
+@contextlib.contextmanager
+def recorded_telemetry() -> Iterator[Telemetry]:
+    """This SDK's spans and metrics recorded in memory (``configure_telemetry``) for the block."""
+    recorder = TraceRecorder()
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    configure_telemetry(tracer_provider=recorder.tracer_provider, meter_provider=meters)
+    try:
+        yield Telemetry(recorder, reader)
+    finally:
+        configure_telemetry()
+        recorder.shutdown()
+        meters.shutdown()
