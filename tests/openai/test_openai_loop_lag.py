@@ -13,6 +13,7 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
 from agents import Agent
 
 from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator
@@ -59,6 +60,7 @@ class _Huge(HostileMcp):
         await writer.drain()
 
 
+@pytest.mark.serial  # CPU time between ticks: alone (tests/support/serial.py)
 async def test_cold_and_warm_turns_with_3000_tools_hold_the_loop_under_50_ms_per_step(
     emulator: Emulator,
 ) -> None:

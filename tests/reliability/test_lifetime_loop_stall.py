@@ -50,6 +50,7 @@ async def gateway() -> AsyncIterator[HostileServer]:
         yield server
 
 
+@pytest.mark.serial  # CPU time between ticks: alone (tests/support/serial.py)
 async def test_a_15000_server_gateway_answer_never_holds_the_loop_50_ms(gateway: HostileServer) -> None:
     config = ToolingConfiguration(mcp_platform_endpoint=gateway.base_url, use_tooling_manifest=False)
     token = make_jwt(appid="agent-app", aud="ea9ffc3e-8a23-4a7d-836d-234d7c7565c1")

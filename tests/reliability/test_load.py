@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial]  # 150 concurrent turns: alone (tests/support/serial.py)
 
 
 def _load_script() -> ModuleType:

@@ -31,6 +31,8 @@ TOKEN = make_jwt(appid=DEFAULT_AGENT_ID)
 TOOLS = 3000
 STEP = 0.050  # no step of ours may hold the loop longer
 
+pytestmark = pytest.mark.serial  # CPU time between ticks: alone (tests/support/serial.py)
+
 
 def _result() -> bytes:
     schema = {
