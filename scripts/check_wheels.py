@@ -1,8 +1,9 @@
 """Build every wheel, install the core ones into fresh venvs, and check what came along.
 
-    uv run python scripts/check_wheels.py [--out DIR]
+    uv run python scripts/check_wheels.py [--out DIR | --wheels DIR]
 
-1. ``uv build --all-packages`` builds the five wheels (four SDK packages + the emulator).
+1. ``uv build --all-packages`` builds the five wheels (four SDK packages + the emulator); with ``--wheels``
+   they are taken from DIR (built already, e.g. by the tests).
 2. A fresh venv gets only the runtime and tooling wheels: both import, and neither
    ``langchain`` nor ``openai-agents`` (nor hosting-core) was installed.
 3. Each extension wheel goes into its own fresh venv with the core wheels: the namespace
@@ -77,11 +78,13 @@ def main() -> None:
     parser.add_argument(
         "--out", type=Path, default=None, help="where to put the wheels (default: a temp dir)"
     )
+    parser.add_argument("--wheels", type=Path, default=None, help="check the wheels already in this dir")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        out = args.out or work / "dist"
-        run(UV, "build", "--all-packages", "--wheel", "--quiet", "--out-dir", out)
+        out = args.wheels or args.out or work / "dist"
+        if args.wheels is None:
+            run(UV, "build", "--all-packages", "--wheel", "--quiet", "--out-dir", out)
         for dist in DISTRIBUTIONS:
             print(f"built {wheel(out, dist).name}")
 

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import email.parser
-import os
-import shutil
-import subprocess
 import tarfile
 import tomllib
 import zipfile
@@ -14,13 +11,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from support.shared import built_once
+from support.shared import built_distributions
 
 pytestmark = pytest.mark.slow  # started first on the parallel workers (tests/conftest.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDERS = sorted(p.name for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").is_file())
-UV = os.environ.get("UV") or shutil.which("uv") or "uv"
 
 
 def _pythons_under_test() -> set[str]:
@@ -31,18 +27,8 @@ def _pythons_under_test() -> set[str]:
 
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Every sdist and wheel, built once per run (the parallel workers share it)."""
-
-    def build(out: Path) -> None:
-        subprocess.run(
-            [UV, "build", "--all-packages", "--quiet", "--out-dir", str(out)],
-            cwd=ROOT,
-            check=True,
-            timeout=600,
-            capture_output=True,
-        )
-
-    return built_once(tmp_path_factory, "dist", build)
+    """Every sdist and wheel, built once per run (shared with the other tests that install them)."""
+    return built_distributions(tmp_path_factory)
 
 
 def wheel_metadata(wheel: Path) -> tuple[email.message.Message, list[str]]:

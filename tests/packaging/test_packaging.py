@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from support.shared import built_distributions
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ROOT / "packages"
 CORE = {
@@ -68,9 +70,12 @@ def test_every_member_is_typed_documented_and_namespaced(folder: str) -> None:
 
 
 @pytest.mark.slow
-def test_wheels_build_and_core_installs_without_orchestrators(tmp_path: Path) -> None:
+def test_wheels_build_and_core_installs_without_orchestrators(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    wheels = built_distributions(tmp_path_factory)  # built once per run for every test that installs them
     done = subprocess.run(
-        [sys.executable, str(ROOT / "scripts/check_wheels.py"), "--out", str(tmp_path / "dist")],
+        [sys.executable, str(ROOT / "scripts/check_wheels.py"), "--wheels", str(wheels)],
         capture_output=True,
         text=True,
         timeout=600,

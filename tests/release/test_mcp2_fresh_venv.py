@@ -21,7 +21,7 @@ import pytest
 from agents_a365.emulator import DEFAULT_AGENT_ID
 from release.release_support import ROOT, UV
 from support.hostile_mcp import STRUCTURED_BREAKS
-from support.shared import built_once
+from support.shared import built_distributions, built_once
 
 pytestmark = pytest.mark.slow  # started first on the parallel workers (tests/conftest.py)
 
@@ -78,21 +78,7 @@ def mcp2_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     mcp 2, hosting-core."""
 
     def build(tmp_path: Path) -> None:
-        wheelhouse = tmp_path / "wheelhouse"
-        for wheel in WHEELS:
-            package = wheel.replace("_", "-")
-            run(
-                UV,
-                "build",
-                "--package",
-                package,
-                "--wheel",
-                "--quiet",
-                "--out-dir",
-                wheelhouse,
-                "--project",
-                ROOT,
-            )
+        dist = built_distributions(tmp_path_factory)  # built once per run for every test that installs them
         run(UV, "venv", "--quiet", "--python", sys.executable, tmp_path / "venv")
         run(
             UV,
@@ -101,7 +87,7 @@ def mcp2_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "--quiet",
             "--python",
             tmp_path / "venv" / "bin" / "python",
-            *sorted(wheelhouse.glob("*.whl")),
+            *(next(dist.glob(f"{wheel}-*.whl")) for wheel in WHEELS),
             "microsoft-agents-hosting-core>=1.9.0",
             "opentelemetry-sdk",  # the probe records the tool call spans
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,7 +13,10 @@ import pytest
 
 from node_tools import install_lock
 
-__all__ = ["built_once"]
+__all__ = ["built_distributions", "built_once"]
+
+ROOT = Path(__file__).resolve().parents[2]
+UV = os.environ.get("UV") or shutil.which("uv") or "uv"
 
 
 def built_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
@@ -29,3 +33,19 @@ def built_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path
             build(folder)
             (folder / ".built").touch()
     return folder
+
+
+def built_distributions(factory: pytest.TempPathFactory) -> Path:
+    """Every sdist and wheel of the workspace (``uv build --all-packages``: each wheel built from its sdist),
+    built once per run for every test that reads or installs them."""
+
+    def build(out: Path) -> None:
+        subprocess.run(
+            [UV, "build", "--all-packages", "--quiet", "--out-dir", str(out)],
+            cwd=ROOT,
+            check=True,
+            timeout=600,
+            capture_output=True,
+        )
+
+    return built_once(factory, "dist", build)
