@@ -127,7 +127,7 @@ def test_warm_turn_on_mcp_2(mcp2_venv: Path, emulator_process: tuple[str, str]) 
 def test_structured_results_are_checked_on_mcp_2(mcp2_venv: Path) -> None:
     # mcp 2's CallToolResult names its fields is_error and structured_content (the camelCase names only on the
     # wire): the pool's check once read mcp 1's names, an AttributeError on every call of such a tool.
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
+    env = probe_env(mcp2_venv, PYTHONPATH=str(ROOT / "tests"))
     done = subprocess.run(
         [str(mcp2_venv), str(STRUCTURED_PROBE)],
         capture_output=True,
@@ -146,8 +146,16 @@ def test_structured_results_are_checked_on_mcp_2(mcp2_venv: Path) -> None:
             assert expected in outcome, (way, outcome)
 
 
+def probe_env(python: Path, **extra: str) -> dict[str, str]:
+    """A probe's environment: bytecode cached in the venv's folder whatever PYTHONDONTWRITEBYTECODE says (the
+    first probe compiles what it imports, the next ones read it); no PYTHONPATH of the workspace's."""
+    skip = ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if k not in skip}
+    return {**env, "PYTHONPYCACHEPREFIX": str(python.parents[2] / "pycache"), **extra}
+
+
 def run_probe(python: Path, base_url: str, token: str, mode: str) -> str:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env = probe_env(python)
     done = subprocess.run(
         [str(python), str(PROBE), base_url, token, DEFAULT_AGENT_ID, mode],
         capture_output=True,
