@@ -186,9 +186,9 @@ async def running(*starts: Awaitable[Host]) -> AsyncIterator[list[Host]]:
             raise failed
         yield [h for h in started if isinstance(h, Host)]
     finally:
-        for host in started:
-            if isinstance(host, Host):
-                stop_host(host)
+        # All at once and off the event loop: an OTel host's last export goes to a collector on this loop (waiting
+        # here for the host to exit, the collector could not answer it: the host waited out its exporter's timeout).
+        await asyncio.gather(*(asyncio.to_thread(stop_host, h) for h in started if isinstance(h, Host)))
 
 
 # -- profiling ---------------------------------------------------------------------------------------------
