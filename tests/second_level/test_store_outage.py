@@ -77,6 +77,7 @@ async def test_redis_stopped_and_restarted_under_load(
     assert len(emulator.requests_for("gateway")) == gateway
 
 
+@pytest.mark.serial  # a wall-clock bound: the other worker's load alone can break it on 2 cores
 async def test_a_hung_store_holds_no_turn_past_its_deadline(
     emulator: Emulator, redis: RedisServer, caplog: pytest.LogCaptureFixture
 ) -> None:
