@@ -12,7 +12,8 @@ import functools
 import logging
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import httpx
 
@@ -33,12 +34,16 @@ from ._urls import path_segment, validate_server_name, validate_token_url
 from .constants import PLATFORM_APP_ID
 from .errors import ToolServerDiscoveryError
 from .headers import request_headers
-from .models import MCPServerConfig, ToolingManifestEntry, ToolOptions
+from .models import MCPServerConfig, ToolOptions
 
 logger = logging.getLogger("agents_a365.tooling.service")  # the name users already filter on
 
 _Headers = Callable[..., dict[str, str]]  # request_headers for this turn and options
-_Listed = tuple[MCPServerConfig, dict[str, str]]  # a server and the headers to connect with
+# A server's fields but its headers and identity: a dict of strings, which the collector does not track (a
+# gateway lists thousands; tracked objects kept per server add up to a full collection: docs/performance.md).
+_Server = dict[str, Any]
+_Listed = tuple[_Server, dict[str, str]]  # a server and the headers to connect with
+_FIELDS = set(MCPServerConfig.model_fields)  # every field set: one set shared by the servers, never changed
 
 
 _V1_AUDIENCES = frozenset({PLATFORM_APP_ID, f"api://{PLATFORM_APP_ID}", "default"})
@@ -48,17 +53,17 @@ def _env_token_name(server_name: str) -> str:
     return "BEARER_TOKEN_" + re.sub(r"[^A-Z0-9]", "_", server_name.upper())
 
 
-def is_v2_server(server: MCPServerConfig) -> bool:
-    return server.audience is not None and server.audience.strip().lower() not in _V1_AUDIENCES
+def is_v2_server(server: _Server) -> bool:
+    return server["audience"] is not None and server["audience"].strip().lower() not in _V1_AUDIENCES
 
 
-def token_scope_for(server: MCPServerConfig, platform_scope: str) -> str:
+def token_scope_for(platform_scope: str, server: _Server) -> str:
     """Which token a server needs: ``{audience}/{scope}`` or ``{audience}/.default`` for a V2 server (its own
     audience), the platform scope for V1 (they share the platform token)."""
     if not is_v2_server(server):
         return platform_scope
-    audience = (server.audience or "").strip().rstrip("/")
-    scope = (server.scope or "").strip().lstrip("/")
+    audience = (server["audience"] or "").strip().rstrip("/")
+    scope = (server["scope"] or "").strip().lstrip("/")
     return f"{audience}/{scope or '.default'}"
 
 
@@ -68,7 +73,7 @@ class Discovery(ServicePart):
     def __init__(self, shared: Shared) -> None:
         super().__init__(shared)
         self.tokens = Tokens(shared)
-        self.entries: AsyncTTLCache[tuple[MCPServerConfig, ...]] = shared.cache("discovery")
+        self.entries: AsyncTTLCache[tuple[_Server, ...]] = shared.cache("discovery")
 
     async def list_tool_servers(
         self,
@@ -109,13 +114,13 @@ class Discovery(ServicePart):
             # Each server stamped with its headers and the turn's identity (what the extensions' turn guard
             # checks); the same URL under two names is one server, registered once. In steps: a gateway may
             # list thousands of servers, and other conversations share this loop.
-            identity = turn.guarded
-            stamped = (s.model_copy(update={"headers": dict(h), "identity": identity}) for s, h in listed)
+            stamp = functools.partial(MCPServerConfig.model_construct, _FIELDS, identity=turn.guarded)
+            stamped = (stamp(**s, headers=dict(h)) for s, h in listed)
             servers = await run_cooperatively(unique_server_steps(stamped))  # stamped one per step
             span.set("a365.discovery.server_count", len(servers))
             return servers
 
-    async def _from_manifest(self, auth_token: str | None, headers: _Headers) -> list[_Listed]:
+    async def _from_manifest(self, auth_token: str | None, headers: _Headers) -> Iterable[_Listed]:
         cfg = self.configuration
         logger.debug("discovery from the tooling manifest %s", cfg.manifest_path)
         manifest = await asyncio.to_thread(
@@ -123,14 +128,14 @@ class Discovery(ServicePart):
         )
         shared = os.environ.get("BEARER_TOKEN", "").strip() or (auth_token or "").strip()
         listed = []
-        for server in map(self._to_server, manifest):
-            own = os.environ.get(_env_token_name(server.mcp_server_name), "").strip()
+        for server in map(self._to_server, manifest.items()):
+            own = os.environ.get(_env_token_name(server["mcp_server_name"]), "").strip()
             if not own and shared and is_v2_server(server):
                 logger.warning(
                     "MCP server %r has its own audience but %s is not set: using the shared "
                     "BEARER_TOKEN, which that server will likely reject",
-                    server.mcp_server_name,
-                    _env_token_name(server.mcp_server_name),
+                    server["mcp_server_name"],
+                    _env_token_name(server["mcp_server_name"]),
                 )
             token = strip_bearer(own or shared) or None
             listed.append((server, headers(auth_token=token, identity_token=shared or token)))
@@ -144,7 +149,7 @@ class Discovery(ServicePart):
         auth_token: str | None,
         agent_id: str | None,
         headers: _Headers,
-    ) -> list[_Listed]:
+    ) -> Iterable[_Listed]:
         platform_scope = self.configuration.mcp_platform_authentication_scope
         exchange = functools.partial(self.tokens.exchange, authorization, auth_handler_name, turn)
         if auth_token is None:
@@ -159,45 +164,42 @@ class Discovery(ServicePart):
         listed = await self._discover(auth_token, agent_id, turn.key, headers)
 
         # One exchange per distinct V2 scope, all at once; V1 servers share the platform token.
-        scopes = await run_cooperatively(
-            mapped(listed, lambda server: token_scope_for(server, platform_scope))
-        )
+        scopes = await run_cooperatively(mapped(listed, functools.partial(token_scope_for, platform_scope)))
         names: dict[str, list[str]] = {}  # server names per scope, in order; one append each: no steps needed
         for server, scope in zip(listed, scopes, strict=True):
-            names.setdefault(scope, []).append(server.mcp_server_name)
+            names.setdefault(scope, []).append(server["mcp_server_name"])
         v2_scopes = [scope for scope in names if scope != platform_scope]
         if turn.context is None and v2_scopes:  # turnless (Microsoft's form): nothing to exchange with
             unsent = [name for scope in v2_scopes for name in names[scope]]
             logger.warning("no turn: MCP servers %s (own audience) get no token", unsent)
         exchanges = (exchange(scope, tuple(names[scope])) for scope in v2_scopes if turn.context is not None)
         v2_tokens: list[str | None] = [*await asyncio.gather(*exchanges)] or [None] * len(v2_scopes)
-        tokens: dict[str, str | None] = dict(zip(v2_scopes, v2_tokens, strict=True))
-        tokens[platform_scope] = auth_token
+        tokens = {**dict(zip(v2_scopes, v2_tokens, strict=True)), platform_scope: auth_token}
         # Built once per token, not once per server.
         by_scope = {scope: headers(auth_token=tokens[scope], identity_token=auth_token) for scope in names}
-        return [(server, by_scope[scope]) for server, scope in zip(listed, scopes, strict=True)]
+        return zip(listed, map(by_scope.__getitem__, scopes), strict=True)  # a pair per step, none kept
 
-    def _servers_from(self, content: bytes, source: str, url: str) -> Steps[tuple[MCPServerConfig, ...]]:
+    def _servers_from(self, content: bytes, source: str, url: str) -> Steps[tuple[_Server, ...]]:
         """A gateway answer as servers: parsed, validated and converted once (in steps), then cached."""
         try:
             data = yield from json_value(content)
         except ValueError as exc:
             raise ToolServerDiscoveryError(f"{source} answered malformed JSON", endpoint=url) from exc
         entries = yield from entries_stepwise(data, source=source, endpoint=url)
-        return tuple((yield from mapped(entries, self._to_server)))
+        return tuple((yield from mapped(entries.items(), self._to_server)))
 
-    def _to_server(self, entry: ToolingManifestEntry) -> MCPServerConfig:
-        name = validate_server_name(entry.name or "")  # URL-safe: letters, digits, '.', '_', '-'
-        url = entry.url or f"{self.configuration.mcp_platform_endpoint}/agents/servers/{name}/"
+    def _to_server(self, named: tuple[str, _Server]) -> _Server:
+        """An entry's fields (:func:`entries_stepwise`), by its name, as a server's: its name and URL resolved."""
+        name, entry = validate_server_name(named[0]), named[1]  # URL-safe: letters, digits, '.', '_', '-'
+        url = entry["url"] or f"{self.configuration.mcp_platform_endpoint}/agents/servers/{name}/"
         validate_token_url(url, f"MCP server {name!r}", self.configuration)
-        # The entry's fields are the server's (audience, scope, publisher), with its name and URL resolved.
-        fields = {**entry.model_dump(), "mcp_server_name": name, "url": url}
-        fields["mcp_server_unique_name"] = entry.mcp_server_unique_name or name  # as Microsoft's SDK
-        return MCPServerConfig(**fields)
+        unique_name = entry["mcp_server_unique_name"] or name  # as Microsoft's SDK
+        # The entry's fields are the server's (audience, scope, publisher), with its names and URL resolved.
+        return {**entry, "mcp_server_name": name, "mcp_server_unique_name": unique_name, "url": url}
 
     async def _discover(
         self, auth_token: str, agent_id: str, key: TurnKey | None, headers: _Headers
-    ) -> tuple[MCPServerConfig, ...]:
+    ) -> tuple[_Server, ...]:
         cfg = self.configuration
         url = f"{cfg.mcp_platform_endpoint}/agents/v2/{path_segment(agent_id)}/mcpServers"
         validate_token_url(url, "tooling gateway", cfg)
@@ -206,7 +208,7 @@ class Discovery(ServicePart):
         def failure(reason: str, status_code: int | None = None) -> ToolServerDiscoveryError:
             return ToolServerDiscoveryError(f"{source} {reason}", endpoint=url, status_code=status_code)
 
-        async def create() -> tuple[tuple[MCPServerConfig, ...], float]:
+        async def create() -> tuple[tuple[_Server, ...], float]:
             logger.debug("discovery for agent %s: cache miss, asking %s", agent_id, url)
             try:
                 response = await request_bounded(

@@ -16,9 +16,11 @@ from .models import ToolingManifestEntry
 logger = logging.getLogger(__name__)
 
 
-def entries_stepwise(data: Any, *, source: str, endpoint: str) -> Steps[list[ToolingManifestEntry]]:
+def entries_stepwise(data: Any, *, source: str, endpoint: str) -> Steps[dict[str, dict[str, Any]]]:
     """The entries of ``{"mcpServers": [...]}`` or a bare list, one per step (a gateway answer may hold
-    thousands); entries that are not objects or have no name are skipped with a warning. ``endpoint``
+    thousands), as each name's :class:`ToolingManifestEntry` fields: plain dicts of strings, which the collector
+    does not track (thousands of models kept to the end would be promoted, and trigger a full collection:
+    docs/performance.md). Entries that are not objects or have no name are skipped with a warning. ``endpoint``
     is the error's ``endpoint``.
 
     Identical repeats collapse into one; two different servers under one name are an error: the name keys
@@ -30,7 +32,7 @@ def entries_stepwise(data: Any, *, source: str, endpoint: str) -> Steps[list[Too
         raise ToolServerDiscoveryError(
             f"{source}: expected a JSON list or an object with an 'mcpServers' list", endpoint=endpoint
         )
-    seen: dict[str, ToolingManifestEntry] = {}
+    seen: dict[str, dict[str, Any]] = {}
     for index, item in enumerate(items):
         yield
         try:
@@ -41,25 +43,24 @@ def entries_stepwise(data: Any, *, source: str, endpoint: str) -> Steps[list[Too
         if entry.name is None:
             logger.warning("%s: skipping server entry %d without mcpServerName", source, index)
             continue
-        first = seen.setdefault(entry.name, entry)
-        if first is entry:
+        if (first := seen.setdefault(entry.name, vars(entry))) is vars(entry):
             continue
-        if first != entry:
+        if first != vars(entry):
             raise ToolServerDiscoveryError(
                 f"{source}: two different MCP servers are named {entry.name!r} "
-                f"({first.url or 'default URL'} and {entry.url or 'default URL'}); server names must be unique",
+                f"({first['url'] or 'default URL'} and {entry.url or 'default URL'}); server names must be unique",
                 endpoint=endpoint,
             )
         logger.debug("%s: server %r listed twice; using it once", source, entry.name)
-    return list(seen.values())
+    return seen
 
 
 # Paths already warned about: a missing manifest is said once per process, not on every turn.
 _warned_missing: set[Path] = set()
 
 
-def read_manifest(path: Path, *, required: bool = False) -> list[ToolingManifestEntry]:
-    """Entries of the manifest at ``path``.
+def read_manifest(path: Path, *, required: bool = False) -> dict[str, dict[str, Any]]:
+    """Entries of the manifest at ``path`` (as :func:`entries_stepwise`).
 
     A missing file gives no MCP servers and one WARNING (the agent would otherwise answer without its
     tools and nobody would notice), or a :class:`ToolServerDiscoveryError` when ``required``.
@@ -89,7 +90,7 @@ def read_manifest(path: Path, *, required: bool = False) -> list[ToolingManifest
             )
         else:
             logger.debug("no tooling manifest at %s: no MCP servers", where)
-        return []
+        return {}
     except OSError as exc:
         raise ToolServerDiscoveryError(f"cannot read {path}: {exc}", endpoint=str(path)) from exc
     try:

@@ -75,14 +75,8 @@ class SecondLevel:
     ) -> None:
         from ._sealing import Sealer  # cryptography: only when a store is configured
 
-        self.store, self.sealer, self._timeout, self._lease, self._clock, self._owned = (
-            store,
-            Sealer(keys),
-            timeout,
-            lease,
-            clock,
-            owned,
-        )
+        self.store, self.sealer, self._owned = store, Sealer(keys), owned
+        self._timeout, self._lease, self._clock = timeout, lease, clock
         self._down_until: float | None = None  # set while the store is failing: skipped until then
 
     @staticmethod
@@ -195,7 +189,11 @@ class Tier(Generic[V]):
 _SERVERS = TypeAdapter(tuple[MCPServerConfig, ...])
 _CODECS: dict[str, tuple[Callable[[Any], bytes], Callable[[bytes], Any]]] = {
     "token": (str.encode, bytes.decode),
-    "discovery": (lambda v: _SERVERS.dump_json(v, by_alias=True), _SERVERS.validate_json),
+    # Discovery caches each server's fields (``_discovery.py``), stored as the servers they are (validated).
+    "discovery": (
+        lambda v: _SERVERS.dump_json(_SERVERS.validate_python(v), by_alias=True),
+        lambda b: _SERVERS.dump_python(_SERVERS.validate_json(b), exclude={"__all__": {"headers"}}),
+    ),
 }
 
 
