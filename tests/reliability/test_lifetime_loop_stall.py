@@ -3,12 +3,18 @@
 A lag monitor (a task measuring its own scheduling delay) runs while a real hostile gateway on loopback
 answers 15,000 entries: no step of the discovery may hold the loop for 50 ms, cold or warm. It held it
 for over a second before (parse, validation and per-server headers all ran on the loop).
+
+Issue 37: nor may the collector, so discovery keeps few objects it tracks per server (CPython runs a full
+collection, ~200 ms in a host, once objects promoted to its oldest generation exceed a quarter of those
+there): counted, not timed.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from unittest import mock
 
 import pytest
@@ -73,6 +79,57 @@ async def test_a_15000_server_gateway_answer_never_holds_the_loop_50_ms(gateway:
     assert len(gateway.requests) == 2  # the big answer was fetched once, then served from the cache
     # CPU time of the process: wall time also counts the OS running other processes on a busy machine.
     assert max(monitor.cpu for monitor in lags) < BOUND, [monitor.report() for monitor in lags]
+
+
+@contextlib.contextmanager
+def promotions() -> Iterator[list[int]]:
+    """Objects the collector promotes to its oldest generation meanwhile, kept or not (what counts toward a
+    full collection; none runs meanwhile)."""
+    promoted, before = [0], [0]
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if info["generation"] == 1:  # the collection that promotes into the oldest generation
+            if phase == "start":
+                before[0] = len(gc.get_objects(2))
+            else:
+                promoted[0] += len(gc.get_objects(2)) - before[0]
+
+    thresholds = gc.get_threshold()
+    gc.set_threshold(thresholds[0], thresholds[1], 10**9)
+    gc.callbacks.append(count)
+    try:
+        yield promoted
+    finally:
+        gc.callbacks.remove(count)
+        gc.set_threshold(*thresholds)
+
+
+async def test_discovery_keeps_two_collected_objects_per_server(gateway: HostileServer) -> None:
+    """Cold (gateway read, parsed, validated, cached) and warm (the cache's servers with this turn's
+    headers): the servers returned (a model and its ``__dict__`` each; one fields-set shared) and nothing
+    else per server, neither kept (the cache holds plain dicts of strings, which are not tracked) nor promoted
+    on the way (the gateway's entries die young)."""
+    count = 3_000
+    config = ToolingConfiguration(mcp_platform_endpoint=gateway.base_url, use_tooling_manifest=False)
+    token = make_jwt(appid="agent-app", aud="ea9ffc3e-8a23-4a7d-836d-234d7c7565c1")
+    turn = make_turn_context(agentic_app_id="agent-app")
+    gateway.route("/mcpServers", behaviours.respond(200, gateway_answer(gateway.base_url, count)))
+    async with McpToolServerConfigurationService(config) as service:
+        await service.list_tool_servers(turn, None, None, auth_token=token)  # the process warmed up
+        for label in ("cold", "warm"):
+            if label == "cold":
+                service.clear_caches()
+            gc.collect()
+            before = len(gc.get_objects())
+            with promotions() as promoted:
+                servers = await service.list_tool_servers(turn, None, None, auth_token=token)
+            gc.collect()
+            kept = (len(gc.get_objects()) - before) / count
+            assert len(servers) == count
+            print(label, f"kept {kept:.2f}, promoted {promoted[0] / count:.2f} per server")
+            assert kept < 2.1, (label, kept)
+            assert promoted[0] / count < 2.5, (label, promoted[0] / count)
+            del servers
 
 
 JSON = st.recursive(
