@@ -13,11 +13,11 @@ from agents_a365.emulator import DEFAULT_AGENT_ID, Emulator
 from support.guard import Guard
 from support.turns import make_turn_context
 
-# The fuzzing profile: 300 examples per property, on every run (CI included). Each run draws new ones (no fixed
-# seed); more examples a run cost the whole suite's time (2,000 were ~25 s of CPU) for little a run adds.
+# The fuzzing profile: at least 2,000 examples per property on every run, CI included (the conversion fuzzing's
+# rule), new ones each run (no fixed seed): ~25 s of CPU of the suite.
 settings.register_profile(
     "a365-fuzz",
-    max_examples=300,
+    max_examples=2_000,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
     print_blob=True,

@@ -1,4 +1,4 @@
-"""Property-based fuzzing of both extensions' message conversion (hypothesis, 300 examples each, new ones every run).
+"""Property-based fuzzing of both extensions' message conversion (hypothesis, 2,000 examples each, new ones every run).
 
 Conversion must never raise beyond its documented ``ValueError``s, and every message it produces must be
 a valid ``ChatHistoryMessage`` that threat protection can be sent (it survives validation and JSON
