@@ -19,22 +19,29 @@ from typing import IO
 
 import pytest
 
-__all__ = ["run_alone_or_alongside"]
+__all__ = ["lock_path", "run_alone_or_alongside"]
 
-_files: dict[str, IO[str]] = {}
+_files: dict[Path, IO[str]] = {}
+
+
+def lock_path(config: pytest.Config, name: str) -> Path | None:
+    """The run's lock file ``name`` (``gate`` or ``turn``), or None outside a pytest-xdist worker."""
+    if not hasattr(config, "workerinput"):  # not a pytest-xdist worker (nor a pytest this one started)
+        return None
+    # pytest-xdist gives each worker a base temp folder inside the run's: the workers share its parent.
+    basetemp = config.option.basetemp
+    run_folder = Path(basetemp).parent if basetemp else Path(tempfile.gettempdir())
+    return run_folder / f"a365-serial-{config.workerinput['testrunuid']}-{name}.lock"
 
 
 def _lock_file(config: pytest.Config, name: str) -> IO[str] | None:
-    """The run's lock file ``name`` (opened once per worker), or None outside a worker."""
-    if not hasattr(config, "workerinput"):  # not a pytest-xdist worker (nor a pytest this one started)
+    """The run's lock file ``name``, opened once per worker."""
+    path = lock_path(config, name)
+    if path is None:
         return None
-    if name not in _files:
-        # pytest-xdist gives each worker a base temp folder inside the run's: the workers share its parent.
-        basetemp = config.option.basetemp
-        run_folder = Path(basetemp).parent if basetemp else Path(tempfile.gettempdir())
-        run = config.workerinput["testrunuid"]
-        _files[name] = (run_folder / f"a365-serial-{run}-{name}.lock").open("a")
-    return _files[name]
+    if path not in _files:
+        _files[path] = path.open("a")
+    return _files[path]
 
 
 @contextlib.contextmanager
