@@ -22,6 +22,7 @@ from agents_a365.tooling.mcp_http import SharedTransport, mcp_http_client_factor
 from support.clock import FakeClock
 from support.hostile_mcp import HostileMcp, _answer
 from support.hostile_server import HostileServer, Request, behaviours
+from support.platform import mail_server
 from support.waiting import until
 
 
@@ -29,13 +30,6 @@ from support.waiting import until
 async def emulator() -> AsyncIterator[Emulator]:
     async with Emulator(EmulatorConfig(mcp_stateless=False)) as emu:
         yield emu
-
-
-def _mail(emu: Emulator) -> MCPServerConfig:
-    token = emu.server_token("mail")
-    return MCPServerConfig(
-        mcp_server_name="mail", url=emu.server_url("mail"), headers={"Authorization": f"Bearer {token}"}
-    )
 
 
 def _calls(emu: Emulator) -> int:
@@ -74,7 +68,7 @@ async def test_a_request_on_a_keep_alive_connection_the_server_closed_is_sent_ag
 
 
 async def test_one_requests_failure_does_not_end_its_session_for_the_others(emulator: Emulator) -> None:
-    server = _mail(emulator)
+    server = mail_server(emulator)
     async with McpSessionPool(timeout=10) as pool:
         tool = (await pool.list_tools(server))[0].name
         # The first call is answered 503 after 0.3 s; the second, sent while it waits, after 1 s.
@@ -101,7 +95,7 @@ async def test_definitions_past_their_ttl_serve_while_refreshes_fail_up_to_four_
 ) -> None:
     clock = FakeClock()
     cache = ToolDefinitionCache(10.0, clock=clock)
-    server = _mail(emulator)
+    server = mail_server(emulator)
     async with McpSessionPool(timeout=5) as pool:
 
         async def definitions() -> tuple[object, ...]:
@@ -129,7 +123,7 @@ async def test_a_transient_call_failure_keeps_the_cached_definitions(emulator: E
     from agents_a365.tooling.extensibility import tool_call_result
 
     cache = ToolDefinitionCache(300.0)
-    server = _mail(emulator)
+    server = mail_server(emulator)
     async with McpSessionPool(timeout=5) as pool:
         await cache.get_or_list(server.url, server.headers, lambda: pool.list_tools(server))
         emulator.faults.set("mcp", Fault(status=503, mcp_method="tools/call", times=1))
@@ -149,7 +143,7 @@ async def test_the_breaker_opens_fails_at_once_then_one_probe_decides(
 ) -> None:
     caplog.set_level(logging.WARNING, logger="agents_a365.tooling._sessions")
     clock = FakeClock()
-    server = _mail(emulator)
+    server = mail_server(emulator)
     async with McpSessionPool(timeout=5, clock=clock) as pool:
         pool.breaker_threshold, pool.breaker_cooldown = 3, 30.0
         tool = (await pool.list_tools(server))[0].name
@@ -193,7 +187,7 @@ async def test_the_breaker_opens_fails_at_once_then_one_probe_decides(
 async def test_requests_failing_together_count_once_toward_the_breaker(emulator: Emulator) -> None:
     # Under load one hiccup fails every request in flight at once: that is one failure in a row, not
     # twenty, or a 2-second stall would open the breaker of a server that answers again right after.
-    server = _mail(emulator)
+    server = mail_server(emulator)
     async with McpSessionPool(timeout=5, clock=FakeClock()) as pool:
         pool.breaker_threshold = 2
         tool = (await pool.list_tools(server))[0].name

@@ -15,6 +15,7 @@ from agents_a365.tooling import MCPServerConfig, McpServerConnectionError, _sess
 from agents_a365.tooling.extensibility import McpSessionPool
 from support.clock import FakeClock
 from support.hostile_server import HostileServer, Request, behaviours
+from support.platform import mail_server
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 
@@ -23,15 +24,6 @@ SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required"
 async def emulator() -> AsyncIterator[Emulator]:
     async with Emulator(EmulatorConfig(mcp_stateless=False)) as emu:
         yield emu
-
-
-def _mail(emu: Emulator) -> MCPServerConfig:
-    # A fresh token each time, its ``iat`` the current second: two configs built a second boundary apart are
-    # two pool keys, so two sessions. A test meaning one user's calls builds the config once.
-    token = emu.server_token("mail")
-    return MCPServerConfig(
-        mcp_server_name="mail", url=emu.server_url("mail"), headers={"Authorization": f"Bearer {token}"}
-    )
 
 
 def _initializes(emu: Emulator) -> int:
@@ -50,7 +42,7 @@ async def test_a_new_session_pool_loads_no_ca_bundle(
     # Every pool takes the process's one TLS context: loading the CA bundle held the event loop ~27 ms
     # for each new pool (one per LangChain turn), on top of a cold listing's steps (issue 27).
     async with McpSessionPool(timeout=10) as pool:
-        await pool.list_tools(_mail(emulator))  # the process's TLS context exists from here on
+        await pool.list_tools(mail_server(emulator))  # the process's TLS context exists from here on
     loads: list[object] = []
     load = ssl.SSLContext.load_verify_locations
 
@@ -60,7 +52,7 @@ async def test_a_new_session_pool_loads_no_ca_bundle(
 
     monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
     async with McpSessionPool(timeout=10) as pool:
-        assert await pool.list_tools(_mail(emulator))
+        assert await pool.list_tools(mail_server(emulator))
     assert loads == []
 
 
@@ -68,7 +60,7 @@ async def test_listing_requests_carry_the_session_id_and_protocol_version_mcp_se
     emulator: Emulator,
 ) -> None:
     async with McpSessionPool(timeout=10) as pool:
-        assert await pool.list_tools(_mail(emulator))
+        assert await pool.list_tools(mail_server(emulator))
     requests = emulator.requests_for("mcp", server="mail")
     initialized = next(r for r in requests if r.jsonrpc_method == "notifications/initialized")
     listings = [r for r in requests if r.jsonrpc_method == "tools/list"]
@@ -79,7 +71,7 @@ async def test_listing_requests_carry_the_session_id_and_protocol_version_mcp_se
 
 
 async def test_no_repr_of_the_pool_or_its_sessions_shows_the_token(emulator: Emulator) -> None:
-    mail = _mail(emulator)
+    mail = mail_server(emulator)
     token = mail.headers["Authorization"].split()[1]
     async with McpSessionPool(timeout=10) as pool:
         assert await pool.list_tools(mail)
@@ -90,7 +82,7 @@ async def test_no_repr_of_the_pool_or_its_sessions_shows_the_token(emulator: Emu
 
 async def test_concurrent_calls_share_one_session(emulator: Emulator) -> None:
     emulator.faults.set("mcp:mail", Fault(hold_until_concurrent=5, mcp_method="tools/call", times=5))
-    mail = _mail(emulator)
+    mail = mail_server(emulator)
     async with McpSessionPool(timeout=10) as pool:
         results = await asyncio.gather(*(pool.call_tool(mail, "list_emails", {}) for _ in range(5)))
     assert not any(r.isError for r in results)
@@ -108,7 +100,7 @@ async def test_over_the_bound_a_session_that_only_listed_goes_before_one_that_se
 ) -> None:
     # A turn lists every server and calls a few: with more users than sessions, the listing-only sessions
     # must not push out the ones the users' calls come back to (each reopen costs two round trips).
-    called = _mail(emulator)
+    called = mail_server(emulator)
     listed, third = (
         called.model_copy(update={"headers": {**called.headers, "x-ms-agentid": user}})
         for user in ("listed", "third")
@@ -129,7 +121,7 @@ async def test_a_session_retired_while_in_use_closes_only_when_its_call_returns(
     clock = FakeClock()
     # One token for all three calls (see _mail): minted per call, the slow call's token could carry the next
     # second, a key of its own: it then opened a second session and the next call a third (flaky under load).
-    mail = _mail(emulator)
+    mail = mail_server(emulator)
     async with McpSessionPool(timeout=10, idle_timeout=10, clock=clock) as pool:
         await pool.call_tool(mail, "list_emails", {})
         emulator.faults.set("mcp:mail", Fault(latency_ms=300, mcp_method="tools/call", times=1))
