@@ -98,7 +98,9 @@ async def _idle_connection_closed_within(emu: Emulator, seconds: float) -> bool:
         writer.write(b"GET /_emulator/servers HTTP/1.1\r\nHost: emulator\r\n\r\n")
         await writer.drain()
         head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
-        length = int(next(line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))[15:])
+        length = int(
+            next(line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))[15:]
+        )
         await asyncio.wait_for(reader.readexactly(length), 5)
         try:
             return await asyncio.wait_for(reader.read(1), seconds) == b""
