@@ -6,7 +6,7 @@ import socket
 import httpx
 import pytest
 
-from agents_a365.emulator import DEFAULT_AGENT_ID, PLATFORM_AUDIENCE, PLATFORM_SCOPE, Emulator
+from agents_a365.emulator import DEFAULT_AGENT_ID, PLATFORM_AUDIENCE, PLATFORM_SCOPE, Emulator, EmulatorConfig
 
 
 def test_constants() -> None:
@@ -88,3 +88,31 @@ async def test_stop_lets_a_request_in_flight_finish() -> None:
         await emu.stop()
         assert request.done()
         assert (await request).status_code == 503
+
+
+async def _idle_connection_closed_within(emu: Emulator, seconds: float) -> bool:
+    """Whether the emulator closes a keep-alive connection left idle after one request within ``seconds``."""
+    host, port = emu.base_url.removeprefix("http://").rsplit(":", 1)
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(b"GET /_emulator/servers HTTP/1.1\r\nHost: emulator\r\n\r\n")
+        await writer.drain()
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+        length = int(
+            next(line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))[15:]
+        )
+        await asyncio.wait_for(reader.readexactly(length), 5)
+        try:
+            return await asyncio.wait_for(reader.read(1), seconds) == b""
+        except TimeoutError:
+            return False
+    finally:
+        writer.close()
+
+
+async def test_idle_connections_outlive_clients_own_idle_limits() -> None:
+    """Clients close idle connections first (aiohttp after 15 s, httpx 5 s), as with a production front end: a
+    server closing them sooner makes every client race it (hosting-core's replies: ``Connection reset by peer``)."""
+    assert EmulatorConfig().keep_alive_timeout > 15
+    async with Emulator(EmulatorConfig(keep_alive_timeout=1)) as emu:
+        assert await _idle_connection_closed_within(emu, 4)  # the setting is the server's

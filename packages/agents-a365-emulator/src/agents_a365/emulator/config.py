@@ -79,6 +79,10 @@ class EmulatorConfig(BaseModel):
     mcp_json_response: bool = True
     max_recorded_requests: int | None = Field(default=100_000, ge=1)
     shutdown_timeout: int = Field(default=2, ge=1)
+    keep_alive_timeout: int = Field(default=75, ge=1)
+    """Seconds an idle connection is kept open. Above clients' own idle limits (aiohttp's 15 s, httpx's 5 s), as
+    a production front end's are: with uvicorn's 5 s a client reused connections the emulator was closing, and
+    hosting-core's channel replies failed with ``Connection reset by peer`` in every host."""
 
     @model_validator(mode="after")
     def _check_references(self) -> EmulatorConfig:

@@ -81,7 +81,7 @@ class Emulator:
             log_config=None,
             access_log=False,
             timeout_graceful_shutdown=self.config.shutdown_timeout,
-            timeout_keep_alive=5,
+            timeout_keep_alive=self.config.keep_alive_timeout,
         )
         listener = bind(self.host, self.port)
         server = InProcessServer(uv_config)
