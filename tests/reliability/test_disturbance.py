@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import json
 import logging
+import os
 import random
+import tracemalloc
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
@@ -258,3 +263,67 @@ async def test_sessions_opening_to_one_server_are_bounded(emulator: Emulator) ->
     ]
     assert len(held) == 6
     assert max(h or 0 for h in held) <= 2
+
+
+def _sockets() -> int:
+    """This process's open sockets (the pool's connections and, in-process, the emulator's side of them)."""
+    count = 0
+    for fd in Path("/proc/self/fd").iterdir():
+        with contextlib.suppress(OSError):  # the listing's own descriptor is gone once read
+            count += os.readlink(fd).startswith("socket:")
+    return count
+
+
+async def test_after_a_hiccup_the_pool_recovers_by_itself_and_nothing_is_left_over() -> None:
+    """No restart: once the server answers again the breaker's probe lets every user back in; the pool's tasks
+    and connections, and the memory, are back to what they were before the hiccup."""
+    clock = FakeClock()
+    # In this process: the emulator keeps no request records, which would grow the memory measured here.
+    emulator = await Emulator(EmulatorConfig(mcp_stateless=False, max_recorded_requests=1)).start()
+    users = [
+        MCPServerConfig(
+            mcp_server_name="mail",
+            url=emulator.server_url("mail"),
+            headers={"Authorization": f"Bearer {emulator.server_token('mail', user_id=f'user-{i}')}"},
+        )
+        for i in range(8)
+    ]
+    async with McpSessionPool(timeout=5, clock=clock) as pool:
+        tool = (await pool.list_tools(users[0]))[0].name
+
+        async def turns() -> list[object]:
+            return await asyncio.gather(
+                *(pool.call_tool(user, tool, {}) for user in users), return_exceptions=True
+            )
+
+        async def settled() -> tuple[int, int, int]:
+            for _ in range(3):  # the connections' and the emulator's closing callbacks
+                await asyncio.sleep(0)
+            gc.collect()
+            return len(asyncio.all_tasks()), _sockets(), tracemalloc.get_traced_memory()[0]
+
+        tracemalloc.start()
+        try:
+            for _ in range(3):
+                assert not [r for r in await turns() if isinstance(r, BaseException)]
+            tasks, sockets, memory = await settled()
+            # The hiccup: connections dropped, then 503s; the breaker opens and later turns fail at once.
+            emulator.faults.set("mcp", Fault(drop=True, mcp_method="tools/call", times=8))
+            assert all(isinstance(r, McpServerConnectionError) for r in await turns())
+            emulator.faults.set("mcp", Fault(status=503, mcp_method="tools/call"))
+            for _ in range(3):
+                await turns()
+            assert all(isinstance(r, McpServerUnavailableError) for r in await turns())
+            emulator.faults.clear()
+            clock.advance(pool.breaker_cooldown)
+            probed = await turns()  # one probe goes out (the others fail at once while it is on its way)
+            assert [isinstance(r, BaseException) for r in probed].count(False) == 1
+            for _ in range(3):  # it closed the breaker: every user is served again
+                assert not [r for r in await turns() if isinstance(r, BaseException)]
+            after = await settled()
+        finally:
+            tracemalloc.stop()
+        assert after[:2] == (tasks, sockets)
+        assert after[2] < memory + 128 * 1024, (memory, after[2])  # ~60 KiB here: the sessions opened again
+        assert pool.opened <= len(users) * 2  # at most one new session per user after its session was lost
+    await emulator.stop()
