@@ -28,6 +28,7 @@ from support.clock import FakeClock
 from support.hostile_mcp import HostileMcp, _answer
 from support.hostile_server import HostileServer, Request, behaviours
 from support.platform import mail_server
+from support.telemetry import recorded_telemetry
 from support.waiting import until
 
 
@@ -276,19 +277,22 @@ def _sockets() -> int:
 
 async def test_after_a_hiccup_the_pool_recovers_by_itself_and_nothing_is_left_over() -> None:
     """No restart: once the server answers again the breaker's probe lets every user back in; the pool's tasks
-    and connections, and the memory, are back to what they were before the hiccup."""
+    and connections, and the memory, are back to what they were before the hiccup; the outage is counted once."""
     clock = FakeClock()
-    # In this process: the emulator keeps no request records, which would grow the memory measured here.
-    emulator = await Emulator(EmulatorConfig(mcp_stateless=False, max_recorded_requests=1)).start()
-    users = [
-        MCPServerConfig(
-            mcp_server_name="mail",
-            url=emulator.server_url("mail"),
-            headers={"Authorization": f"Bearer {emulator.server_token('mail', user_id=f'user-{i}')}"},
-        )
-        for i in range(8)
-    ]
-    async with McpSessionPool(timeout=5, clock=clock) as pool:
+    # The emulator in this process keeps no request records: they would grow the memory measured here.
+    config = EmulatorConfig(mcp_stateless=False, max_recorded_requests=1)
+    async with (
+        Emulator(config) as emulator,
+        McpSessionPool(timeout=5, clock=clock) as pool,
+    ):
+        users = [
+            MCPServerConfig(
+                mcp_server_name="mail",
+                url=emulator.server_url("mail"),
+                headers={"Authorization": f"Bearer {emulator.server_token('mail', user_id=f'user-{i}')}"},
+            )
+            for i in range(8)
+        ]
         tool = (await pool.list_tools(users[0]))[0].name
 
         async def turns() -> list[object]:
@@ -302,28 +306,31 @@ async def test_after_a_hiccup_the_pool_recovers_by_itself_and_nothing_is_left_ov
             gc.collect()
             return len(asyncio.all_tasks()), _sockets(), tracemalloc.get_traced_memory()[0]
 
-        tracemalloc.start()
-        try:
-            for _ in range(3):
-                assert not [r for r in await turns() if isinstance(r, BaseException)]
-            tasks, sockets, memory = await settled()
-            # The hiccup: connections dropped, then 503s; the breaker opens and later turns fail at once.
-            emulator.faults.set("mcp", Fault(drop=True, mcp_method="tools/call", times=8))
-            assert all(isinstance(r, McpServerConnectionError) for r in await turns())
-            emulator.faults.set("mcp", Fault(status=503, mcp_method="tools/call"))
-            for _ in range(3):
-                await turns()
-            assert all(isinstance(r, McpServerUnavailableError) for r in await turns())
-            emulator.faults.clear()
-            clock.advance(pool.breaker_cooldown)
-            probed = await turns()  # one probe goes out (the others fail at once while it is on its way)
-            assert [isinstance(r, BaseException) for r in probed].count(False) == 1
-            for _ in range(3):  # it closed the breaker: every user is served again
-                assert not [r for r in await turns() if isinstance(r, BaseException)]
-            after = await settled()
-        finally:
-            tracemalloc.stop()
+        with recorded_telemetry() as telemetry:
+            tracemalloc.start()
+            try:
+                for _ in range(3):
+                    assert not [r for r in await turns() if isinstance(r, BaseException)]
+                tasks, sockets, memory = await settled()
+                # The hiccup: connections dropped, then 503s; the breaker opens and later turns fail at once.
+                emulator.faults.set("mcp", Fault(drop=True, mcp_method="tools/call", times=8))
+                assert all(isinstance(r, McpServerConnectionError) for r in await turns())
+                emulator.faults.set("mcp", Fault(status=503, mcp_method="tools/call"))
+                for _ in range(3):
+                    await turns()
+                assert all(isinstance(r, McpServerUnavailableError) for r in await turns())
+                emulator.faults.clear()
+                clock.advance(pool.breaker_cooldown)
+                probed = await turns()  # one probe goes out (the others fail at once while it is on its way)
+                assert [isinstance(r, BaseException) for r in probed].count(False) == 1
+                for _ in range(3):  # it closed the breaker: every user is served again
+                    assert not [r for r in await turns() if isinstance(r, BaseException)]
+                after = await settled()
+            finally:
+                tracemalloc.stop()
+            breaker = telemetry.counts("a365.tooling.mcp.breaker")
+        assert breaker[(("a365.mcp.breaker.event", "opened"),)] == 1
+        assert breaker[(("a365.mcp.breaker.event", "rejected"),)] >= 8 + 7
         assert after[:2] == (tasks, sockets)
         assert after[2] < memory + 128 * 1024, (memory, after[2])  # ~60 KiB here: the sessions opened again
         assert pool.opened <= len(users) * 2  # at most one new session per user after its session was lost
-    await emulator.stop()
