@@ -29,6 +29,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+import _forkserver as forkserver
 from microsoft_agents.hosting.core import TurnContext
 
 from agents_a365.emulator import EmulatorAuthorization, EmulatorConfig, ServerConfig, TokenIssuer
@@ -222,8 +223,12 @@ def emulator_process(
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(data, f)
     command = [sys.executable, "-m", "agents_a365.emulator", "--port", "0", "--config", f.name]
-    process = subprocess.Popen(
-        [*command, "--log-level", "error"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    process = forkserver.popen(
+        [*command, "--log-level", "error"],
+        preload=forkserver.EMULATOR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     try:
         assert process.stdout is not None

@@ -21,10 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+import _forkserver as forkserver
 import aiohttp
 from _common import BENCH_DIR, ROOT, EmulatorProcess, end, ms_env, ms_python, proc_cpu
 from aiohttp import web
 
+PRELOAD = (*forkserver.HOSTED, "_host_floor", "_host_models", "_host_procs")  # what a host process imports
 FAILED_TURN = b"An error occurred in the AgentApplication"  # the hosted example's log line of a failed turn
 _STATES = {"01": "ESTABLISHED", "02": "SYN_SENT", "06": "TIME_WAIT", "08": "CLOSE_WAIT", "0A": "LISTEN"}
 
@@ -141,8 +143,8 @@ async def start_host(
     # O_APPEND: the host's stderr and our copy of its stdout share the file without overwriting each other.
     with open(log, "a") as err:  # noqa: ASYNC230 (a local temp file)
         pipe = subprocess.PIPE
-        process = subprocess.Popen(  # noqa: ASYNC220 (fork + exec, milliseconds)
-            command, stdin=pipe, stdout=pipe, stderr=err, text=True, env=env, cwd=ROOT
+        process = forkserver.popen(  # a fork (or fork + exec): milliseconds; the first also preloads
+            command, preload=PRELOAD, stdin=pipe, stdout=pipe, stderr=err, text=True, env=env, cwd=ROOT
         )
     assert process.stdout is not None
     line = await asyncio.to_thread(process.stdout.readline)  # the host prints its URL once serving, or exits

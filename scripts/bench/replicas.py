@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import functools
 import json
 import os
 import sys
@@ -40,6 +41,7 @@ from typing import Any
 import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _forkserver as forkserver
 from _common import LATENCY_MS, ROOT, ms
 from _host_load import percentile
 
@@ -52,6 +54,7 @@ from support.redis_server import RedisServer, find_redis_server  # noqa: E402
 
 SERVERS = 2  # the emulator's default agent: mail and calendar
 TURN_TIMEOUT = aiohttp.ClientTimeout(total=120)
+SPAWN = functools.partial(forkserver.popen, preload=forkserver.HOSTED)  # the emulator's and the replicas'
 FAILED = "An error occurred in the AgentApplication"  # the hosted example's reply to a failed turn
 
 
@@ -130,13 +133,13 @@ async def run(args: argparse.Namespace, label: str, redis: RedisServer | None, o
     users = [f"user-{n}" for n in range(args.users)]
     late: set[str] = set()  # users whose first turn began after Redis returned
     with processes() as started:
-        platform = await start_platform(started)
+        platform = await start_platform(started, spawn=SPAWN)
         async with aiohttp.ClientSession() as control:
             for route in ("gateway", "mcp", "rtp"):
                 fault = {"latency_ms": LATENCY_MS}
                 async with control.put(f"{platform}/_emulator/faults/{route}", json=fault) as answer:
                     answer.raise_for_status()
-        replicas = await start_replicas(started, args.replicas, platform, env, logs)
+        replicas = await start_replicas(started, args.replicas, platform, env, logs, SPAWN)
         async with (
             serve(balancer(replicas)) as front,
             aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http,
