@@ -1,13 +1,10 @@
-"""A fork server ("zygote") for the benchmarks' Python child processes: one process imports the heavy modules
-once, then forks a child per ``python script.py ...`` / ``python -m module ...`` the benchmark starts. A host
-that imported hosting-core, LangChain and the OpenAI Agents SDK itself spent ~5 CPU-s doing so.
-
-``popen(command, preload=..., ...)`` is ``subprocess.Popen`` for the benchmark: same pid (its ``/proc`` CPU and
-RSS, signals), own argv, environment, cwd, stdin/stdout/stderr (passed as file descriptors over a Unix socket),
-``wait``/``poll``/``returncode``/``terminate``/``kill`` (a pidfd: the zygote, the parent, reaps the child and
-reports its exit code). The zygote exits when the benchmark does (its socket closes) and its children get
-SIGTERM then, as a host that dies with its parent does. Other commands, and every command off Linux or with
-``BENCH_NO_FORKSERVER=1``, are a plain ``subprocess.Popen``.
+"""A fork server ("zygote") for the benchmarks' Python processes: one process per run imports the heavy modules
+(hosting-core, LangChain, the OpenAI Agents SDK: ~5 CPU-s a host) once, then forks a child per ``python script.py``
+or ``python -m module`` the run starts. For the run the child is that process: its own pid (``/proc`` CPU and RSS,
+signals), argv, environment, cwd and stdin/stdout/stderr (file descriptors sent over a Unix socket); a ``Popen``
+of it waits on a pidfd, and the zygote (its parent) reaps it and reports its exit code. The zygote exits when the
+run does (its socket closes); its children get SIGTERM then. Other commands, and all off Linux or with
+``BENCH_NO_FORKSERVER=1``, are plain subprocesses.
 """
 
 from __future__ import annotations
@@ -15,7 +12,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
-import gc
 import importlib
 import io
 import json
@@ -32,9 +28,8 @@ from collections.abc import Sequence
 from typing import IO, Any
 
 OFF = "BENCH_NO_FORKSERVER"
-EMULATOR = ("agents_a365.emulator",)
-"""What ``python -m agents_a365.emulator`` imports."""
-HOSTED = (
+EMULATOR = ("agents_a365.emulator",)  # what `python -m agents_a365.emulator` imports
+HOSTED = (  # what the emulator and a host of examples/hosted_agent/agent.py (either orchestrator) import
     *EMULATOR,
     "microsoft_agents.hosting.aiohttp",
     "agents_a365.tooling.extensions.langchain.ui_stream",
@@ -42,35 +37,23 @@ HOSTED = (
     "agents_a365.tooling.redis_store",
     "langgraph.checkpoint.memory",
 )
-"""What a host of ``examples/hosted_agent/agent.py`` (either orchestrator) and the emulator import."""
 
 _server: _Server | None = None
 _lock = threading.Lock()
 
 
-def popen(
-    args: Sequence[str],
-    *,
-    preload: Sequence[str] = (),
-    stdin: Any = None,
-    stdout: Any = None,
-    stderr: Any = None,
-    env: dict[str, str] | None = None,
-    cwd: Any = None,
-    text: bool = False,
-) -> subprocess.Popen[Any]:
-    """``subprocess.Popen(args, ...)`` (the arguments that matter here); a forked child of the zygote, which first
-    imports ``preload`` (module names), when ``args`` is ``[sys.executable, script | -m module, ...]`` on Linux."""
-    streams = {"stdin": stdin, "stdout": stdout, "stderr": stderr}
+def popen(args: Sequence[str], *, preload: Sequence[str] = (), **options: Any) -> subprocess.Popen[Any]:
+    """``subprocess.Popen(args, **options)`` (``stdin``, ``stdout``, ``stderr``, ``env``, ``cwd``, ``text``); a child
+    of the zygote, which first imports ``preload`` (modules), for ``[sys.executable, script | -m module, ...]``."""
     script = (len(args) > 2 and args[1] == "-m") or (len(args) > 1 and not args[1].startswith("-"))
     if args[0] != sys.executable or not script or not hasattr(os, "pidfd_open") or os.environ.get(OFF):
-        return subprocess.Popen(args, env=env, cwd=cwd, text=text, **streams)
+        return subprocess.Popen(args, **options)
     global _server
     with _lock:
         if _server is None:
             _server = _Server()
             atexit.register(_server.close)
-    return Child(_server, list(args), preload, streams, env, cwd, text)
+    return Child(_server, list(args), preload, **options)
 
 
 class _Server:
@@ -78,12 +61,8 @@ class _Server:
 
     def __init__(self) -> None:
         self.socket, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.process = subprocess.Popen(
-            [sys.executable, __file__, str(theirs.fileno())],
-            pass_fds=[theirs.fileno()],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-        )
+        command, null = [sys.executable, __file__, str(theirs.fileno())], subprocess.DEVNULL
+        self.process = subprocess.Popen(command, pass_fds=[theirs.fileno()], stdin=null, stdout=null)
         theirs.close()
         self.lock, self.exits = threading.Lock(), dict[int, int]()
 
@@ -109,11 +88,13 @@ class Child(subprocess.Popen[Any]):
     """A ``Popen`` of a child of the zygote (``poll``, ``wait``, ``send_signal``, ``terminate``, ``kill``)."""
 
     def __init__(
-        self, server: _Server, args: list[str], preload: Sequence[str], streams: dict[str, Any], env: Any, cwd: Any, text: bool
+        self, server: _Server, args: list[str], preload: Sequence[str], *, env: Any = None, cwd: Any = None,
+        text: bool = False, **streams: Any,
     ) -> None:  # fmt: skip
         self.args, self.returncode, self._child_created, self._server = args, None, False, server
         theirs, self.stdin, self.stdout, self.stderr = [], None, None, None
-        for n, (name, how) in enumerate(streams.items()):
+        for n, name in enumerate(("stdin", "stdout", "stderr")):
+            how = streams.get(name)
             if how == subprocess.PIPE:  # ours: stdin's write end, the others' read end
                 read, write = os.pipe()
                 pipe: IO[Any] = open(write if n == 0 else read, "wb" if n == 0 else "rb")  # noqa: SIM115
@@ -180,7 +161,6 @@ def _serve(control: socket.socket) -> tuple[dict[str, Any], list[int]]:
                 for module in request["preload"]:
                     with contextlib.suppress(ImportError):
                         importlib.import_module(module)
-                gc.freeze()  # what is imported stays out of the children's collections: their pages stay shared
                 if (pid := os.fork()) == 0:
                     for fd in children:
                         os.close(fd)
