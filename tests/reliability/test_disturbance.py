@@ -245,14 +245,7 @@ async def test_sessions_opening_to_one_server_are_bounded(emulator: Emulator) ->
     emulator.faults.set(
         "mcp:mail", Fault(hold_until_concurrent=3, hold_timeout_ms=300, mcp_method="initialize")
     )
-    servers = [
-        MCPServerConfig(
-            mcp_server_name="mail",
-            url=emulator.server_url("mail"),
-            headers={"Authorization": f"Bearer {emulator.server_token('mail', user_id=f'user-{i}')}"},
-        )
-        for i in range(6)
-    ]
+    servers = [mail_server(emulator, f"user-{i}") for i in range(6)]
     async with McpSessionPool(timeout=10) as pool:
         pool.open_concurrency = 2
         await asyncio.gather(*(pool.list_tools(s) for s in servers))
@@ -285,14 +278,7 @@ async def test_after_a_hiccup_the_pool_recovers_by_itself_and_nothing_is_left_ov
         Emulator(config) as emulator,
         McpSessionPool(timeout=5, clock=clock) as pool,
     ):
-        users = [
-            MCPServerConfig(
-                mcp_server_name="mail",
-                url=emulator.server_url("mail"),
-                headers={"Authorization": f"Bearer {emulator.server_token('mail', user_id=f'user-{i}')}"},
-            )
-            for i in range(8)
-        ]
+        users = [mail_server(emulator, f"user-{i}") for i in range(8)]
         tool = (await pool.list_tools(users[0]))[0].name
 
         async def turns() -> list[object]:

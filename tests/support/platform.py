@@ -20,11 +20,11 @@ def production_config(emu: Emulator, **overrides: Any) -> ToolingConfiguration:
     return ToolingConfiguration(**values)
 
 
-def mail_server(emu: Emulator) -> MCPServerConfig:
-    """The emulator's mail server, with a token of its audience. A fresh token each time, its ``iat`` the current
-    second: two configs built a second boundary apart are two session-pool keys, so two sessions (a test meaning
-    one user's calls builds the config once)."""
-    token = emu.server_token("mail")
+def mail_server(emu: Emulator, user_id: str | None = None) -> MCPServerConfig:
+    """The emulator's mail server, with a token of its audience (for ``user_id``). A fresh token each time, its
+    ``iat`` the current second: two configs built a second boundary apart are two session-pool keys, so two
+    sessions (a test meaning one user's calls builds the config once)."""
+    token = emu.server_token("mail", user_id=user_id)
     return MCPServerConfig(
         mcp_server_name="mail", url=emu.server_url("mail"), headers={"Authorization": f"Bearer {token}"}
     )
