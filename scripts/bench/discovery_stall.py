@@ -26,14 +26,11 @@ from _common import ROOT, check, checks, start, table
 
 import agents_a365.tooling.extensions.langchain
 import agents_a365.tooling.extensions.openai  # noqa: F401
-from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration
 
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "reliability")]
-from test_lifetime_loop_stall import gateway_answer  # noqa: E402
+from test_lifetime_loop_stall import discovering  # noqa: E402
 
-from support.hostile_server import HostileServer, behaviours  # noqa: E402
-from support.jwt import make_jwt  # noqa: E402
-from support.turns import make_turn_context  # noqa: E402
+from support.hostile_server import HostileServer  # noqa: E402
 
 TICK = 0.005
 full: list[float] = []  # the full collections of the current discovery, in seconds
@@ -66,44 +63,34 @@ async def main() -> None:
         freeze=False,
     )
     gc.callbacks.append(timed_full_collections)
-    async with HostileServer() as gateway:
-        config = ToolingConfiguration(mcp_platform_endpoint=gateway.base_url, use_tooling_manifest=False)
-        token = make_jwt(appid="agent-app", aud="ea9ffc3e-8a23-4a7d-836d-234d7c7565c1")
-        turn = make_turn_context(agentic_app_id="agent-app")
-        async with McpToolServerConfigurationService(config) as service:
-            # Warm the process first (TLS context, connection): the figure is about the answer's size.
-            gateway.route("/mcpServers", behaviours.respond(200, gateway_answer(gateway.base_url, 2)))
-            await service.list_tool_servers(turn, None, None, auth_token=token)
-            gateway.route(
-                "/mcpServers", behaviours.respond(200, gateway_answer(gateway.base_url, args.servers))
-            )
-            gc.collect()
-            if args.freeze:
-                gc.freeze()
-            print(f"{len(gc.get_objects()):,} objects tracked by the collector before the first discovery\n")
-            worst: dict[str, float] = {}
-            for steady in (False, True):
-                rows = []
-                for run in range(args.runs):
-                    for kind in ("cold", "warm"):
-                        if kind == "cold":
-                            service.clear_caches()
-                        if not steady:
-                            gc.collect()
-                        lag, full[:] = [0.0], []
-                        beating = asyncio.create_task(heartbeat(lag))
-                        await asyncio.sleep(4 * TICK)
-                        servers = await service.list_tool_servers(turn, None, None, auth_token=token)
-                        await asyncio.sleep(4 * TICK)
-                        beating.cancel()
-                        assert len(servers) == args.servers
-                        del servers
-                        collections = ", ".join(f"{s * 1e3:.0f} ms" for s in full) or "none"
-                        rows.append([run + 1, kind, f"{lag[0] * 1e3:.0f} ms", collections])
-                        label = f"{kind}, {'steady' if steady else 'after gc.collect()'}"
-                        worst[label] = max(worst.get(label, 0.0), lag[0] * 1e3)
-                print("steady (no collection forced)" if steady else "gc.collect() before each discovery")
-                table(rows, ["run", "discovery", "longest lag", "full collections inside"])
+    async with HostileServer() as gateway, discovering(gateway, args.servers) as (service, discover):
+        gc.collect()
+        if args.freeze:
+            gc.freeze()
+        print(f"{len(gc.get_objects()):,} objects tracked by the collector before the first discovery\n")
+        worst: dict[str, float] = {}
+        for steady in (False, True):
+            rows = []
+            for run in range(args.runs):
+                for kind in ("cold", "warm"):
+                    if kind == "cold":
+                        service.clear_caches()
+                    if not steady:
+                        gc.collect()
+                    lag, full[:] = [0.0], []
+                    beating = asyncio.create_task(heartbeat(lag))
+                    await asyncio.sleep(4 * TICK)
+                    servers = await discover()
+                    await asyncio.sleep(4 * TICK)
+                    beating.cancel()
+                    assert len(servers) == args.servers
+                    del servers
+                    collections = ", ".join(f"{s * 1e3:.0f} ms" for s in full) or "none"
+                    rows.append([run + 1, kind, f"{lag[0] * 1e3:.0f} ms", collections])
+                    label = f"{kind}, {'steady' if steady else 'after gc.collect()'}"
+                    worst[label] = max(worst.get(label, 0.0), lag[0] * 1e3)
+            print("steady (no collection forced)" if steady else "gc.collect() before each discovery")
+            table(rows, ["run", "discovery", "longest lag", "full collections inside"])
     checks([check("37", f"longest lag (ms), {label}", value, 50) for label, value in worst.items()])
 
 

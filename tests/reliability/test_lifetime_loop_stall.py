@@ -12,16 +12,22 @@ there): counted, not timed.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration, _stepwise
+from agents_a365.tooling import (
+    MCPServerConfig,
+    McpToolServerConfigurationService,
+    ToolingConfiguration,
+    _stepwise,
+)
 from agents_a365.tooling._stepwise import json_value, run
 from support.hostile_server import HostileServer, behaviours
 from support.jwt import make_jwt
@@ -50,6 +56,24 @@ def gateway_answer(base_url: str, count: int) -> bytes:
     ).encode()
 
 
+@contextlib.asynccontextmanager
+async def discovering(
+    gateway: HostileServer, count: int
+) -> AsyncIterator[tuple[McpToolServerConfigurationService, Callable[[], Awaitable[list[MCPServerConfig]]]]]:
+    """A service discovering one turn's servers from ``gateway``, which answers ``count`` of them; the process
+    warmed first on a small answer (TLS context, connection, imports): what is measured is the answer's size.
+    Yields the service (its caches cleared) and the discovery call. Also the bench's (``discovery_stall.py``)."""
+    config = ToolingConfiguration(mcp_platform_endpoint=gateway.base_url, use_tooling_manifest=False)
+    token = make_jwt(appid="agent-app", aud="ea9ffc3e-8a23-4a7d-836d-234d7c7565c1")
+    turn = make_turn_context(agentic_app_id="agent-app")
+    async with McpToolServerConfigurationService(config) as service:
+        gateway.route("/mcpServers", behaviours.respond(200, gateway_answer(gateway.base_url, 2)))
+        await service.list_tool_servers(turn, None, None, auth_token=token)
+        service.clear_caches()
+        gateway.route("/mcpServers", behaviours.respond(200, gateway_answer(gateway.base_url, count)))
+        yield service, functools.partial(service.list_tool_servers, turn, None, None, auth_token=token)
+
+
 @pytest.fixture
 async def gateway() -> AsyncIterator[HostileServer]:
     async with HostileServer() as server:
@@ -58,21 +82,13 @@ async def gateway() -> AsyncIterator[HostileServer]:
 
 @pytest.mark.serial  # CPU time between ticks: alone (tests/support/serial.py)
 async def test_a_15000_server_gateway_answer_never_holds_the_loop_50_ms(gateway: HostileServer) -> None:
-    config = ToolingConfiguration(mcp_platform_endpoint=gateway.base_url, use_tooling_manifest=False)
-    token = make_jwt(appid="agent-app", aud="ea9ffc3e-8a23-4a7d-836d-234d7c7565c1")
-    turn = make_turn_context(agentic_app_id="agent-app")
-    async with McpToolServerConfigurationService(config) as service:
-        # Warm the process first (TLS context, connection): the bound is about the answer's size.
-        gateway.route("/mcpServers", behaviours.respond(200, gateway_answer(gateway.base_url, 2)))
-        await service.list_tool_servers(turn, None, None, auth_token=token)
-        service.clear_caches()
+    async with discovering(gateway, SERVERS) as (service, discover):
         body = gateway_answer(gateway.base_url, SERVERS)
-        assert 2.5 * 2**20 < len(body) < config.max_gateway_response_bytes
-        gateway.route("/mcpServers", behaviours.respond(200, body))
+        assert 2.5 * 2**20 < len(body) < service.configuration.max_gateway_response_bytes
         lags = []
         for _ in range(3):  # cold (gateway read and parsed), then warm (cached servers, new headers)
             async with LagMonitor() as monitor:
-                servers = await service.list_tool_servers(turn, None, None, auth_token=token)
+                servers = await discover()
             assert len(servers) == SERVERS
             lags.append(monitor)
     print([monitor.report() for monitor in lags])
@@ -110,19 +126,14 @@ async def test_discovery_keeps_two_collected_objects_per_server(gateway: Hostile
     else per server, neither kept (the cache holds plain dicts of strings, which are not tracked) nor promoted
     on the way (the gateway's entries die young)."""
     count = 3_000
-    config = ToolingConfiguration(mcp_platform_endpoint=gateway.base_url, use_tooling_manifest=False)
-    token = make_jwt(appid="agent-app", aud="ea9ffc3e-8a23-4a7d-836d-234d7c7565c1")
-    turn = make_turn_context(agentic_app_id="agent-app")
-    gateway.route("/mcpServers", behaviours.respond(200, gateway_answer(gateway.base_url, count)))
-    async with McpToolServerConfigurationService(config) as service:
-        await service.list_tool_servers(turn, None, None, auth_token=token)  # the process warmed up
+    async with discovering(gateway, count) as (service, discover):
         for label in ("cold", "warm"):
             if label == "cold":
                 service.clear_caches()
             gc.collect()
             before = len(gc.get_objects())
             with promotions() as promoted:
-                servers = await service.list_tool_servers(turn, None, None, auth_token=token)
+                servers = await discover()
             gc.collect()
             kept = (len(gc.get_objects()) - before) / count
             assert len(servers) == count
