@@ -3,8 +3,12 @@ the order of the tests, the ``serial`` marker and the collector's frozen generat
 
 from __future__ import annotations
 
+import compileall
 import gc
+import os
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +16,24 @@ from node_tools import NODE_MISSING, Node, find_node
 from support.serial import run_alone_or_alongside
 
 pytest_plugins = ["agents_a365.emulator.pytest_plugin"]
+
+# The suite's processes (the workers, the hosts, emulators and fresh venvs they start) share compiled modules:
+# under PYTHONDONTWRITEBYTECODE each of them would compile the same sources again.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Before the workers start, the workspace's own sources are compiled once (the libraries were, at
+    ``uv sync --compile-bytecode``; editable members are not): otherwise every worker and every process
+    they start compiles them."""
+    if not hasattr(config, "workerinput"):
+        for folder in (
+            *ROOT.glob("packages/*/src"),
+            *(ROOT / f for f in ("tests/support", "scripts", "examples")),
+        ):
+            compileall.compile_dir(folder, quiet=2)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

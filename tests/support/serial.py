@@ -1,10 +1,10 @@
 """The ``serial`` marker: a test that must have the machine to itself runs while no other test runs.
 
-Its bound holds only when nothing else competes for the cores: the load test's 150 concurrent turns, and the
-loop-stall tests (the process's CPU time between two ticks of a monitor task, which counts a worker thread's
-work while the loop's thread waits for a core). With parallel workers (pytest-xdist) every test holds a
-shared lock on a file of the run for as long as it runs (setup and teardown included), a serial test the
-exclusive lock; a gate taken before either makes a waiting serial test go before the next shared holders.
+Its bound holds only when nothing else competes for the cores: the loop-stall tests (the process's CPU time
+between two ticks of a monitor task, which counts a worker thread's work while the loop's thread waits for a
+core) and the hung store's deadline. With parallel workers (pytest-xdist) every test holds a shared lock on a
+file of the run for as long as it runs (setup and teardown included), a serial test the exclusive lock; a gate
+taken before either makes a waiting serial test go before the next shared holders.
 In one process (no workers) there is nothing to wait for.
 """
 
