@@ -1,4 +1,4 @@
-"""scripts/compat_matrix.py plans against the real release tags (the full run is in docs/releasing.md)."""
+"""scripts/compat_matrix.py plans against the real release tags (what a run prints: docs/releasing.md)."""
 
 from __future__ import annotations
 
