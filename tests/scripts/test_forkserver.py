@@ -101,6 +101,32 @@ def test_a_module_runs_as_python_dash_m_in_its_cwd(
     assert child.wait(30) == 0
 
 
+EXITS = """\
+import atexit, os, sys
+sys.stdout = os.fdopen(1, "w", buffering=1 << 16)  # block-buffered, even with PYTHONUNBUFFERED
+atexit.register(lambda: print("atexit"))
+print("buffered")  # in the buffer until the exit flushes it
+if sys.argv[1:]:
+    sys.exit(sys.argv[1])
+"""
+
+
+@pytest.mark.parametrize(("argv", "code", "err"), [([], 0, ""), (["why"], 1, "why\n")])
+def test_a_child_exits_as_python_does_its_exit_functions_run_and_its_output_is_flushed(
+    tmp_path: Path, argv: list[str], code: int, err: str
+) -> None:
+    (tmp_path / "exits.py").write_text(EXITS)
+    pipe = subprocess.PIPE
+    child = forkserver.popen(
+        [sys.executable, str(tmp_path / "exits.py"), *argv], stdout=pipe, stderr=pipe, text=True
+    )
+    assert isinstance(child, forkserver.Child)
+    assert child.stdout is not None
+    assert child.stderr is not None
+    with child.stdout, child.stderr:
+        assert (child.stdout.read(), child.stderr.read(), child.wait(30)) == ("buffered\natexit\n", err, code)
+
+
 def test_signals_reach_the_child_by_its_pid_and_terminate_and_kill_end_it(
     script: Path, children: list[subprocess.Popen[str]]
 ) -> None:
