@@ -129,7 +129,7 @@ async def test_a_phase_until_a_time_keeps_every_user_taking_turns_until_then() -
             aiohttp.ClientSession() as http,
         ):
             began = now()
-            phase = await run_phase(http, host, emu, users=["a", "b"], servers=1, think=0.2, until=began + 3)
+            phase = await run_phase(http, host, emu, users=["a", "b"], servers=1, think=0.2, until=began + 2)
     assert phase.errors == 0
     assert phase.turns == len(phase.records) >= 4  # each user more than one turn
-    assert all(ok and began <= at < began + 3 for at, ok in phase.records)
+    assert all(ok and began <= at < began + 2 for at, ok in phase.records)
