@@ -61,9 +61,7 @@ class _Server:
 
     def __init__(self) -> None:
         self.socket, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.socket.settimeout(
-            120
-        )  # a report never takes that long (a preload's imports: ~6 s): a hung zygote raises
+        self.socket.settimeout(120)  # a report never takes that long (imports: ~6 s): a hung zygote raises
         command, null = [sys.executable, __file__, str(theirs.fileno())], subprocess.DEVNULL
         self.process = subprocess.Popen(command, pass_fds=[theirs.fileno()], stdin=null, stdout=null)
         theirs.close()

@@ -38,9 +38,7 @@ class Phase:
     connections: int = 0
     first_error: str = ""
     records: list[tuple[float, bool]] = field(default_factory=list)  # each turn's start (now()) and success
-    logged: list[float] = field(
-        default_factory=list
-    )  # when the host's log gained a failed turn (answered 2xx)
+    logged: list[float] = field(default_factory=list)  # when its log gained a failed turn (answered 2xx)
 
     @property
     def cpu_per_turn(self) -> float:

@@ -37,9 +37,7 @@ from _host_load import Window, run_phase, windows, windows_table
 from _host_procs import Host, now, running, start_host
 
 SERVERS, FROZEN, SIDES, MAX_FAILED = 8, "notes_8", ("ours", "floor"), 0.01
-ERROR = re.compile(
-    r"^(ERROR:|\w+(\.\w+)*(Error|Exception|Timeout)\b)"
-)  # log records, a traceback's last line
+ERROR = re.compile(r"^(ERROR:|\w+(\.\w+)*(Error|Exception|Timeout)\b)")  # a log record, an exception
 
 
 async def run_one(mode: str, orchestrator: str, args: argparse.Namespace) -> None:
