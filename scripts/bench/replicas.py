@@ -4,11 +4,11 @@ the store and without, then with Redis stopped for ``--outage`` seconds mid-run.
 
     uv run --frozen python scripts/bench/replicas.py [--users 1000] [--turns 3] [--replicas 4] [--outage 10]
 
-Each run has an emulator of its own (its default agent: a mail server on the platform's audience, a calendar
-server on its own, as the hosted example's scripted model expects; 20 ms on gateway, MCP and threat-protection
-requests), its ``GET /_emulator/counts`` read at the end: token exchanges (``/_emulator/token``, the hosted example's
-development exchange) by user and audience, gateway requests and ``tools/list`` by user. One run is within
-every TTL, so the figures are per TTL:
+The runs share an emulator (its default agent: a mail server on the platform's audience, a calendar server on
+its own, as the hosted example's scripted model expects; 20 ms on gateway, MCP and threat-protection requests),
+its counts cleared before each run and read at its end (``GET /_emulator/counts``): token exchanges
+(``/_emulator/token``, the hosted example's development exchange) by user and audience, gateway requests and
+``tools/list`` by user. One run is within every TTL, so the figures are per TTL:
 
 - token exchanges per user and audience;
 - gateway requests per agent and user (one agent);
@@ -42,12 +42,12 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _forkserver as forkserver
-from _common import LATENCY_MS, ROOT, ms
+from _common import ROOT, EmulatorProcess, emulator_process, ms
 from _host_load import percentile
 
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "examples" / "replicas")]
 from balancer import balancer  # noqa: E402 (from the paths above)
-from run import processes, serve, start_platform, start_replicas  # noqa: E402
+from run import processes, serve, start_replicas  # noqa: E402
 
 from agents_a365.emulator import channel_activity  # noqa: E402
 from support.redis_server import RedisServer, find_redis_server  # noqa: E402
@@ -122,8 +122,11 @@ async def turn(http: aiohttp.ClientSession, url: str, platform: str, user: str, 
         return None
 
 
-async def run(args: argparse.Namespace, label: str, redis: RedisServer | None, outage: float = 0.0) -> Run:
-    result = Run(label)
+async def run(
+    args: argparse.Namespace, emu: EmulatorProcess, label: str, redis: RedisServer | None, outage: float = 0.0
+) -> Run:
+    result, platform = Run(label), emu.base_url
+    await asyncio.to_thread(emu.control, "DELETE", "/requests")  # this run's counts only
     logs = Path(tempfile.mkdtemp(prefix="replicas-"))
     keys = "k1:" + base64.b64encode(os.urandom(32)).decode()
     env = {}
@@ -133,12 +136,6 @@ async def run(args: argparse.Namespace, label: str, redis: RedisServer | None, o
     users = [f"user-{n}" for n in range(args.users)]
     late: set[str] = set()  # users whose first turn began after Redis returned
     with processes() as started:
-        platform = await start_platform(started, spawn=SPAWN)
-        async with aiohttp.ClientSession() as control:
-            for route in ("gateway", "mcp", "rtp"):
-                fault = {"latency_ms": LATENCY_MS}
-                async with control.put(f"{platform}/_emulator/faults/{route}", json=fault) as answer:
-                    answer.raise_for_status()
         replicas = await start_replicas(started, args.replicas, platform, env, logs, SPAWN)
         async with (
             serve(balancer(replicas)) as front,
@@ -242,12 +239,13 @@ async def main() -> None:
     redis = RedisServer(executable)
     redis.start()
     try:
-        runs = [await run(args, "with the store", redis)]
-        redis.flush()
-        runs.append(await run(args, "without", None))
-        if args.outage:
+        with emulator_process(notes_servers=0) as emu:  # its default agent, 20 ms on each platform request
+            runs = [await run(args, emu, "with the store", redis)]
             redis.flush()
-            runs.append(await run(args, f"Redis off {args.outage:g} s", redis, args.outage))
+            runs.append(await run(args, emu, "without", None))
+            if args.outage:
+                redis.flush()
+                runs.append(await run(args, emu, f"Redis off {args.outage:g} s", redis, args.outage))
     finally:
         redis.stop()
     out = report(runs, args)
