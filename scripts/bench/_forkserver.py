@@ -205,9 +205,9 @@ def _become(request: dict[str, Any], fds: list[int], zygote: int) -> None:
     # Exit as Python does, minus tearing down the heap shared with the zygote (~1.5 CPU-s a child: copies).
     threading._shutdown()  # type: ignore[attr-defined]
     atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
+    with contextlib.suppress(OSError, ValueError):  # a stream closed or gone
+        sys.stdout.flush()
+        sys.stderr.flush()
     os._exit(code)
 
 

@@ -108,10 +108,7 @@ class Run:
 
 async def turn(http: aiohttp.ClientSession, url: str, platform: str, user: str, i: int) -> float | None:
     activity = channel_activity(
-        f"What are my notes? ({i})",
-        service_url=platform,
-        conversation_id=f"c-{user}",
-        user_id=user,
+        f"What are my notes? ({i})", service_url=platform, conversation_id=f"c-{user}", user_id=user
     )
     t0 = time.perf_counter()
     try:
@@ -129,9 +126,8 @@ async def run(
     await asyncio.to_thread(emu.control, "DELETE", "/requests")  # this run's counts only
     logs = Path(tempfile.mkdtemp(prefix="replicas-"))
     keys = "k1:" + base64.b64encode(os.urandom(32)).decode()
-    env = {}
+    env = {"A365_CACHE_REDIS_URL": redis.url, "A365_CACHE_KEYS": keys} if redis is not None else {}
     if redis is not None:
-        env = {"A365_CACHE_REDIS_URL": redis.url, "A365_CACHE_KEYS": keys}
         env["A365_CACHE_STORE_TIMEOUT"] = str(args.store_timeout)
     users = [f"user-{n}" for n in range(args.users)]
     late: set[str] = set()  # users whose first turn began after Redis returned
@@ -200,11 +196,8 @@ def report(runs: list[Run], args: argparse.Namespace) -> dict[str, Any]:
         times = zip([r.latencies, r.latencies, r.warm], (50, 99, 50), strict=True) if r else ()
         cells = "".join(ms(percentile(t, q)).rjust(14) for t, q in times)
         tail = f"{r.failed:>8}{r.wall:>8.1f}" if r else ""
-        print(
-            f"{label:<24}{f.exchanges:>14.3f}{f.gateway:>14.3f}{f.lists:>14.3f}{f.lists_per_user:>14.3f}"
-            + cells
-            + tail
-        )
+        counts = f"{f.exchanges:>14.3f}{f.gateway:>14.3f}{f.lists:>14.3f}{f.lists_per_user:>14.3f}"
+        print(f"{label:<24}{counts}{cells}{tail}")
 
     for r in runs:
         assert r.figures is not None
