@@ -16,10 +16,12 @@ its counts cleared before each run and read at its end (``GET /_emulator/counts`
   user); ``list/set``, per distinct set of definitions, is about the number of users for that reason;
 - warm p50 / p99: ``--warm-users`` users, one turn sent to one replica, then the timed turn to the same one
   (everything in its memory), with the store / without;
-- Redis stopped for ``--outage`` s once a third of the users are done: failed turns (an HTTP error, or the
-  agent's error reply in a replica's log), and the figures above for the users who started after it returned.
+- Redis stopped for ``--outage`` s (0: no such run) once a third of the users are done: failed turns (an HTTP
+  error, or the agent's error reply in a replica's log), and the figures above for the users who started after
+  it returned.
 
-Redis comes from ``tests/support/redis_server.py`` (Debian's package). ``--json`` writes the figures.
+``--store-timeout`` is the replicas' ``A365_CACHE_STORE_TIMEOUT`` (s). Redis comes from
+``tests/support/redis_server.py`` (Debian's package). ``--json`` writes the figures.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _forkserver as forkserver
-from _common import ROOT, EmulatorProcess, emulator_process, ms
+from _common import ROOT, EmulatorProcess, emulator_process, ms, start
 from _host_load import percentile
 
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "examples" / "replicas")]
@@ -184,7 +186,7 @@ async def run(
     return result
 
 
-def report(runs: list[Run], args: argparse.Namespace) -> dict[str, Any]:
+def report(runs: list[Run], args: argparse.Namespace) -> None:
     print(
         f"\n{args.replicas} replicas behind a round-robin balancer, {args.users} users x {args.turns} turns, "
         f"{args.concurrency} users at once, {SERVERS} MCP servers, 2 audiences (one tenant's agent)"
@@ -210,22 +212,15 @@ def report(runs: list[Run], args: argparse.Namespace) -> dict[str, Any]:
         ratio = percentile(with_.warm, q) / percentile(without.warm, q)
         out[f"warm_{name}_ratio"] = ratio
         print(f"warm {name} with the store / without: {ratio:.2f}")
-    return out
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=1))
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--users", type=int, default=1000)
-    parser.add_argument("--turns", type=int, default=3)
-    parser.add_argument("--replicas", type=int, default=4)
-    parser.add_argument("--concurrency", type=int, default=32)
-    parser.add_argument("--outage", type=float, default=10.0, help="seconds; 0: no outage run")
-    parser.add_argument("--warm-users", type=int, default=100)
-    parser.add_argument("--store-timeout", type=float, default=0.05, help="A365_CACHE_STORE_TIMEOUT, s")
-    parser.add_argument("--json", type=Path, help="write the figures here")
-    args = parser.parse_args()
+    args = start(
+        "Replicas sharing one cache (issue 40)", users=1000, turns=3, replicas=4, concurrency=32, outage=10.0,
+        warm_users=100, store_timeout=0.05, json=None,
+    )  # fmt: skip
     executable, why = find_redis_server()
     if executable is None:
         sys.exit(f"no redis-server: {why}")
@@ -241,9 +236,7 @@ async def main() -> None:
                 runs.append(await run(args, emu, f"Redis off {args.outage:g} s", redis, args.outage))
     finally:
         redis.stop()
-    out = report(runs, args)
-    if args.json:
-        args.json.write_text(json.dumps(out, indent=1))
+    report(runs, args)
 
 
 if __name__ == "__main__":
