@@ -4,7 +4,9 @@ or ``python -m module`` the run starts. For the run the child is that process: i
 signals), argv, environment, cwd and stdin/stdout/stderr (file descriptors sent over a Unix socket); a ``Popen``
 of it waits on a pidfd, and the zygote (its parent) reaps it and reports its exit code. The zygote exits when the
 run does (its socket closes); its children get SIGTERM then. Other commands, and all off Linux or with
-``BENCH_NO_FORKSERVER=1``, are plain subprocesses.
+``BENCH_NO_FORKSERVER=1``, are plain subprocesses. With ``BENCH_GC_FREEZE=1`` (the tests) the zygote imports with
+the collector off and freezes its heap: a child's collections skip it (seconds less CPU at toy size), so its CPU
+is no longer quite a fresh process's.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import gc
 import importlib
 import io
 import json
@@ -27,7 +30,7 @@ import threading
 from collections.abc import Sequence
 from typing import IO, Any
 
-OFF = "BENCH_NO_FORKSERVER"
+OFF, FREEZE = "BENCH_NO_FORKSERVER", "BENCH_GC_FREEZE"
 EMULATOR = ("agents_a365.emulator",)  # what `python -m agents_a365.emulator` imports
 HOSTED = (  # what the emulator and a host of examples/hosted_agent/agent.py (either orchestrator) import
     *EMULATOR,
@@ -162,6 +165,8 @@ def _serve(control: socket.socket) -> tuple[dict[str, Any], list[int]]:
                 for module in request["preload"]:
                     with contextlib.suppress(ImportError):
                         importlib.import_module(module)
+                if os.environ.get(FREEZE):
+                    gc.freeze()
                 if (pid := os.fork()) == 0:
                     for fd in children:
                         os.close(fd)
@@ -186,6 +191,7 @@ def _become(request: dict[str, Any], fds: list[int], zygote: int) -> None:
         os.dup2(fd, n)
         os.close(fd)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    gc.enable()
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
@@ -212,6 +218,8 @@ def _become(request: dict[str, Any], fds: list[int], zygote: int) -> None:
 
 
 if __name__ == "__main__":
+    if os.environ.get(FREEZE):
+        gc.disable()
     _zygote = os.getpid()
     _request, _fds = _serve(socket.socket(fileno=int(sys.argv[1])))
     # In a child: an exception or SystemExit ends it as it would end `python script.py`.

@@ -150,6 +150,26 @@ def test_other_commands_are_plain_subprocesses(children: list[subprocess.Popen[s
     assert child.communicate(timeout=30) == ("plain\n", None)
 
 
+GC_STATE = "import gc; print(gc.isenabled(), gc.get_freeze_count() > 0)\n"
+
+
+@pytest.mark.parametrize(("freeze", "seen"), [("", "True False\n"), ("1", "True True\n")])
+def test_with_bench_gc_freeze_a_child_collects_but_not_the_zygotes_frozen_heap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, freeze: str, seen: str
+) -> None:
+    monkeypatch.setenv(forkserver.FREEZE, freeze)
+    (tmp_path / "gc_state.py").write_text(GC_STATE)
+    server = forkserver._Server()  # a zygote of its own, started with (or without) the flag
+    try:
+        argv = [sys.executable, str(tmp_path / "gc_state.py")]
+        child = forkserver.Child(server, argv, (), stdout=subprocess.PIPE, text=True)
+        assert child.stdout is not None
+        with child.stdout:
+            assert (child.stdout.read(), child.wait(30)) == (seen, 0)
+    finally:
+        server.close()
+
+
 def _gone(pid: int, deadline: float) -> bool:
     """Whether process ``pid`` (not our child) exits before ``deadline``."""
     try:
