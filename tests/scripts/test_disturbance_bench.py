@@ -23,7 +23,7 @@ def test_the_disturbance_bench_reports_every_window_and_target() -> None:
         str(BENCH),
         "--orchestrators=langchain",
         "--conversations=2",
-        "--think-ms=300",
+        "--think-ms=500",
         "--before=1",
         "--stop=1",
         "--after=2",
