@@ -2,8 +2,8 @@
 
     python mcp2_probe.py <emulator base url> <platform token> <agent id>
 
-Registration (gateway discovery + MCP connect), one tool call over MCP, and a chat history send,
-through the extension's public API; prints a JSON report.
+Registration (gateway discovery + MCP connect), tool calls over MCP, a warm turn (definitions from the
+cache, a call) and a chat history send, through the extension's public API; prints a JSON report.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ _spec.loader.exec_module(_turns)
 make_turn_context = _turns.make_turn_context
 
 
-async def probe(base_url: str, token: str, agent_id: str, warm_turn: bool) -> dict[str, object]:
+async def probe(base_url: str, token: str, agent_id: str) -> dict[str, object]:
     turn = make_turn_context(agentic_app_id=agent_id)
     spans = InMemorySpanExporter()
     provider = TracerProvider()
@@ -49,17 +49,18 @@ async def probe(base_url: str, token: str, agent_id: str, warm_turn: bool) -> di
             tools = sorted(t.name for t in await server.list_tools())
             result = await server.call_tool("search_emails", {"query": "report"})
             failed = await server.call_tool("send_email", {"to": [], "subject": "s", "body": "b"})
-        warm_tools: list[str] = []
-        warm_text = ""
-        if warm_turn:
-            # A warm turn: tool definitions from the tooling service's cache, then a call.
-            async with service.connected_agent(
-                Agent(name="probe"), None, None, turn, auth_token=token
-            ) as agent:
-                [warm] = agent.mcp_servers
-                warm_tools = sorted(t.name for t in await warm.list_tools())
-                warm_result = await warm.call_tool("list_emails", {})
-                warm_text = "".join(getattr(c, "text", "") for c in warm_result.content)
+        # The execute_tool spans' outcomes, as the SDK read them from mcp 2's CallToolResult.
+        outcomes = {
+            s.name: dict(s.attributes or {}).get("a365.tool.outcome")
+            for s in spans.get_finished_spans()
+            if s.name.startswith("execute_tool")
+        }
+        # A warm turn: tool definitions from the tooling service's cache, then a call.
+        async with service.connected_agent(Agent(name="probe"), None, None, turn, auth_token=token) as agent:
+            [warm] = agent.mcp_servers
+            warm_tools = sorted(t.name for t in await warm.list_tools())
+            warm_result = await warm.call_tool("list_emails", {})
+            warm_text = "".join(getattr(c, "text", "") for c in warm_result.content)
         sent = await service.send_chat_history_messages(
             turn,
             [{"role": "user", "content": "Find the report"}, {"role": "assistant", "content": "Found it."}],
@@ -72,22 +73,17 @@ async def probe(base_url: str, token: str, agent_id: str, warm_turn: bool) -> di
         "tool_error": bool(getattr(result, "is_error", None) or getattr(result, "isError", None)),
         "tool_text": "".join(getattr(c, "text", "") for c in result.content),
         "failed_tool_error": bool(getattr(failed, "is_error", None) or getattr(failed, "isError", None)),
-        # The execute_tool spans' outcomes, as the SDK read them from mcp 2's CallToolResult.
-        "tool_outcomes": {
-            s.name: dict(s.attributes or {}).get("a365.tool.outcome")
-            for s in spans.get_finished_spans()
-            if s.name.startswith("execute_tool")
-        },
+        "tool_outcomes": outcomes,
         "history_sent": sent.succeeded,
         "warm_tools": warm_tools,
         "warm_text": warm_text,
     }
 
 
-async def main(base_url: str, token: str, agent_id: str, mode: str) -> dict[str, object]:
+async def main(base_url: str, token: str, agent_id: str) -> dict[str, object]:
     async with asyncio.timeout(90):  # fail, never hang
-        return await probe(base_url, token, agent_id, mode == "warm")
+        return await probe(base_url, token, agent_id)
 
 
 if __name__ == "__main__":
-    print(json.dumps(asyncio.run(main(*sys.argv[1:5]))))
+    print(json.dumps(asyncio.run(main(*sys.argv[1:4]))))

@@ -99,9 +99,11 @@ def mcp2_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return python
 
 
-def test_openai_extension_alone_runs_on_mcp_2(mcp2_venv: Path, emulator_process: tuple[str, str]) -> None:
+def test_openai_extension_alone_runs_on_mcp_2_cold_and_warm(
+    mcp2_venv: Path, emulator_process: tuple[str, str]
+) -> None:
     base_url, token = emulator_process
-    report = json.loads(run_probe(mcp2_venv, base_url, token, "cold"))
+    report = json.loads(run_probe(mcp2_venv, base_url, token))  # a cold turn, then a warm one
     assert report["mcp"].split(".")[0] == "2", report
     assert report["server"] == "mail"
     assert "search_emails" in report["tools"]
@@ -115,11 +117,7 @@ def test_openai_extension_alone_runs_on_mcp_2(mcp2_venv: Path, emulator_process:
     assert report["history_sent"] is True
     recorded = httpx.get(f"{base_url}/_emulator/requests", timeout=10).json()
     assert "Agent365SDK/" in json.dumps(recorded)
-
-
-def test_warm_turn_on_mcp_2(mcp2_venv: Path, emulator_process: tuple[str, str]) -> None:
-    base_url, token = emulator_process
-    report = json.loads(run_probe(mcp2_venv, base_url, token, "warm"))
+    # The warm turn: the tool definitions from the tooling service's cache, then a call.
     assert report["warm_tools"] == report["tools"]
     assert report["warm_text"]
 
@@ -154,10 +152,10 @@ def probe_env(python: Path, **extra: str) -> dict[str, str]:
     return {**env, "PYTHONPYCACHEPREFIX": str(python.parents[2] / "pycache"), **extra}
 
 
-def run_probe(python: Path, base_url: str, token: str, mode: str) -> str:
+def run_probe(python: Path, base_url: str, token: str) -> str:
     env = probe_env(python)
     done = subprocess.run(
-        [str(python), str(PROBE), base_url, token, DEFAULT_AGENT_ID, mode],
+        [str(python), str(PROBE), base_url, token, DEFAULT_AGENT_ID],
         capture_output=True,
         text=True,
         timeout=150,
