@@ -38,7 +38,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests marked ``serial`` first, then those marked ``slow`` (tens of seconds each), then the rest: the
-    parallel workers (pytest-xdist, ``-n 2`` in the README's command) then fill in with the short ones
+    parallel workers (pytest-xdist, ``-n 3`` in the README's command) then fill in with the short ones
     instead of one worker finishing a long test alone at the end. Every worker sorts the same collection
     the same way."""
     items.sort(
