@@ -1,5 +1,6 @@
 """Root test configuration: the emulator fixture comes from the agents-a365-emulator pytest plugin (opt-in);
-the order of the tests, the ``serial`` marker and the collector's frozen generation (see each hook)."""
+bytecode written and shared, the order of the tests, the ``serial`` marker and the collector's frozen generation
+(see each hook)."""
 
 from __future__ import annotations
 
