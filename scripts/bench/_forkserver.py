@@ -198,7 +198,7 @@ def _become(request: dict[str, Any], fds: list[int], zygote: int) -> None:
     unbuffered = bool(os.environ.get("PYTHONUNBUFFERED"))
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(line_buffering=unbuffered or stream is sys.stderr or os.isatty(stream.fileno()))  # type: ignore[union-attr]
-    argv, code = request["argv"][1:], 0
+    argv = request["argv"][1:]
     try:
         if argv[0] == "-m":
             sys.argv, sys.path[0] = argv[1:], os.getcwd()
@@ -206,18 +206,27 @@ def _become(request: dict[str, Any], fds: list[int], zygote: int) -> None:
         else:
             sys.argv, sys.path[0] = argv, os.path.dirname(os.path.realpath(argv[0]))
             runpy.run_path(argv[0], run_name="__main__")
+        _exit_code[0] = 0
     except SystemExit as stop:  # as Python exits: its code, or its message on stderr and 1
-        code = stop.code or 0 if isinstance(stop.code, int | None) else print(stop.code, file=sys.stderr) or 1
-    # Exit as Python does, minus tearing down the heap shared with the zygote (~1.5 CPU-s a child: copies).
-    threading._shutdown()  # type: ignore[attr-defined]
-    atexit._run_exitfuncs()
+        code = stop.code
+        _exit_code[0] = code or 0 if isinstance(code, int | None) else print(code, file=sys.stderr) or 1
+
+
+_exit_code = [1]  # a child's, once its script ended (an uncaught exception: 1, as Python)
+
+
+def _exit_without_teardown() -> None:
+    """The last exit function (registered first): a child exits as Python does (threads joined, the script's
+    and its modules' exit functions run), minus tearing down the heap shared with the zygote (~1.5 CPU-s a
+    child: copies)."""
     with contextlib.suppress(OSError, ValueError):  # a stream closed or gone
         sys.stdout.flush()
         sys.stderr.flush()
-    os._exit(code)
+    os._exit(_exit_code[0])
 
 
 if __name__ == "__main__":
+    atexit.register(_exit_without_teardown)  # before any other: it runs last
     if os.environ.get(FREEZE):
         gc.disable()
     _zygote = os.getpid()
