@@ -92,9 +92,7 @@ async def start(
     await wait_until_listening(port, process, what)
 
 
-async def start_platform(
-    started: list[subprocess.Popen[bytes]], config: Path | None = None, spawn: Spawn = subprocess.Popen
-) -> str:
+async def start_platform(started: list[subprocess.Popen[bytes]], config: Path | None = None) -> str:
     port = free_port()
     args = ["--config", str(config)] if config else []
     await start(
@@ -102,7 +100,6 @@ async def start_platform(
         [sys.executable, "-m", "agents_a365.emulator", "--port", str(port), "--log-level", "error", *args],
         "emulator",
         port,
-        spawn=spawn,
     )
     return f"http://127.0.0.1:{port}"
 

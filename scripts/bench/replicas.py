@@ -128,9 +128,8 @@ async def run(
     await asyncio.to_thread(emu.control, "DELETE", "/requests")  # this run's counts only
     logs = Path(tempfile.mkdtemp(prefix="replicas-"))
     keys = "k1:" + base64.b64encode(os.urandom(32)).decode()
-    env = {"A365_CACHE_REDIS_URL": redis.url, "A365_CACHE_KEYS": keys} if redis is not None else {}
-    if redis is not None:
-        env["A365_CACHE_STORE_TIMEOUT"] = str(args.store_timeout)
+    store = {"A365_CACHE_KEYS": keys, "A365_CACHE_STORE_TIMEOUT": str(args.store_timeout)}
+    env = {"A365_CACHE_REDIS_URL": redis.url, **store} if redis is not None else {}
     users = [f"user-{n}" for n in range(args.users)]
     late: set[str] = set()  # users whose first turn began after Redis returned
     with processes() as started:
