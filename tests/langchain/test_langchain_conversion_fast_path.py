@@ -135,7 +135,7 @@ def _check(messages: list[Any]) -> list[ChatHistoryMessage]:
     return fast
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(messages=st.lists(message, max_size=6))
 def test_fast_path_matches_the_general_path(messages: list[Any]) -> None:
     _check(messages)
@@ -159,7 +159,7 @@ def _outcome(read: Any, source: Any) -> Any:
         return type(exc)
 
 
-@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(source=message)
 def test_the_quick_read_of_a_plain_message_is_the_general_read(source: BaseMessage) -> None:
     assert _outcome(read_message, source) == _outcome(conversion._read, source)

@@ -98,7 +98,7 @@ def _assert_same(item: Any, fast: ChatHistoryMessage, general: ChatHistoryMessag
     ChatHistoryMessage.model_validate(dict(fast))  # a valid message
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(items=st.lists(item, max_size=6), now=stamp)
 def test_fast_path_matches_the_general_path(items: list[dict[str, Any]], now: datetime) -> None:
     fast = to_chat_history_messages(items, now=now)
@@ -115,7 +115,7 @@ def _outcome(read: Any, source: Any) -> Any:
         return type(exc)
 
 
-@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(source=item)
 def test_the_quick_read_of_a_session_dict_is_the_general_read(source: dict[str, Any]) -> None:
     assert _outcome(read_item, source) == _outcome(conversion._read, source)

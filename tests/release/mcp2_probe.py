@@ -3,7 +3,8 @@
     python mcp2_probe.py <emulator base url> <platform token> <agent id>
 
 Registration (gateway discovery + MCP connect), tool calls over MCP, a warm turn (definitions from the
-cache, a call) and a chat history send, through the extension's public API; prints a JSON report.
+cache, a call) and a chat history send, through the extension's public API; then the structured results'
+checks (mcp2_structured_probe.py, in the same process: one import of the stack); prints a JSON report.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 
 from agents import Agent
+from mcp2_structured_probe import structured_outcomes  # beside this script (tests/release)
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -82,7 +84,9 @@ async def probe(base_url: str, token: str, agent_id: str) -> dict[str, object]:
 
 async def main(base_url: str, token: str, agent_id: str) -> dict[str, object]:
     async with asyncio.timeout(90):  # fail, never hang
-        return await probe(base_url, token, agent_id)
+        report = await probe(base_url, token, agent_id)
+        report["structured"] = await structured_outcomes()
+        return report
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Run by tests/release/test_mcp2_fresh_venv.py inside the mcp 2.x venv, ``tests`` on its path.
+"""Part of mcp2_probe.py's run inside the mcp 2.x venv (``tests`` on its path, for the hostile MCP server).
 
 One call of a tool listed with an output schema per structured answer of the hostile MCP server (a matching
 one, then ``STRUCTURED_BREAKS``), through ``McpSessionPool`` and through the OpenAI extension's
@@ -7,8 +7,6 @@ one, then ``STRUCTURED_BREAKS``), through ``McpSessionPool`` and through the Ope
 
 from __future__ import annotations
 
-import asyncio
-import json
 from typing import Any
 
 from agents_a365.tooling import MCPServerConfig, McpServerConnectionError
@@ -34,9 +32,6 @@ async def _call(structured: dict[str, Any] | None, through_server: bool) -> str:
             return "ok"
 
 
-async def main() -> None:
+async def structured_outcomes() -> dict[str, list[str]]:
     answers = [{"n": 1}] + [structured for structured, _ in STRUCTURED_BREAKS]
-    print(json.dumps({way: [await _call(s, way == "server") for s in answers] for way in ("pool", "server")}))
-
-
-asyncio.run(main())
+    return {way: [await _call(s, way == "server") for s in answers] for way in ("pool", "server")}

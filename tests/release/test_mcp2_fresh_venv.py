@@ -26,7 +26,6 @@ from support.shared import built_distributions, built_once
 pytestmark = pytest.mark.slow  # started first on the parallel workers (tests/conftest.py)
 
 PROBE = Path(__file__).with_name("mcp2_probe.py")
-STRUCTURED_PROBE = Path(__file__).with_name("mcp2_structured_probe.py")
 WHEELS = ("agents_a365_runtime", "agents_a365_tooling", "agents_a365_tooling_extensions_openai")
 
 
@@ -99,11 +98,10 @@ def mcp2_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return python
 
 
-def test_openai_extension_alone_runs_on_mcp_2_cold_and_warm(
-    mcp2_venv: Path, emulator_process: tuple[str, str]
-) -> None:
+def test_openai_extension_alone_runs_on_mcp_2(mcp2_venv: Path, emulator_process: tuple[str, str]) -> None:
+    """A cold turn, a warm one, and structured results checked: one probe process (one import of the stack)."""
     base_url, token = emulator_process
-    report = json.loads(run_probe(mcp2_venv, base_url, token))  # a cold turn, then a warm one
+    report = json.loads(run_probe(mcp2_venv, base_url, token))
     assert report["mcp"].split(".")[0] == "2", report
     assert report["server"] == "mail"
     assert "search_emails" in report["tools"]
@@ -121,24 +119,11 @@ def test_openai_extension_alone_runs_on_mcp_2_cold_and_warm(
     assert report["warm_tools"] == report["tools"]
     assert report["warm_text"]
 
-
-def test_structured_results_are_checked_on_mcp_2(mcp2_venv: Path) -> None:
     # mcp 2's CallToolResult names its fields is_error and structured_content (the camelCase names only on the
     # wire): the pool's check once read mcp 1's names, an AttributeError on every call of such a tool.
-    env = probe_env(mcp2_venv, PYTHONPATH=str(ROOT / "tests"))
-    done = subprocess.run(
-        [str(mcp2_venv), str(STRUCTURED_PROBE)],
-        capture_output=True,
-        text=True,
-        timeout=150,
-        check=False,
-        env=env,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    by_way = json.loads(done.stdout.strip().splitlines()[-1])
     # The OpenAI server reads the schema from the definition by the installed mcp's field name (output_schema).
     for way in ("pool", "server"):
-        outcomes = by_way[way]
+        outcomes = report["structured"][way]
         assert outcomes[0] == "ok", way
         for outcome, (_, expected) in zip(outcomes[1:], STRUCTURED_BREAKS, strict=True):
             assert expected in outcome, (way, outcome)
@@ -153,7 +138,7 @@ def probe_env(python: Path, **extra: str) -> dict[str, str]:
 
 
 def run_probe(python: Path, base_url: str, token: str) -> str:
-    env = probe_env(python)
+    env = probe_env(python, PYTHONPATH=str(ROOT / "tests"))  # the structured checks' hostile MCP server
     done = subprocess.run(
         [str(python), str(PROBE), base_url, token, DEFAULT_AGENT_ID],
         capture_output=True,

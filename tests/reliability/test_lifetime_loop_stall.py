@@ -150,7 +150,7 @@ JSON = st.recursive(
 )
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(JSON, st.sampled_from([None, 0, 2]), st.sampled_from([0, 8, _stepwise.WINDOW]), st.booleans())
 def test_stepwise_parsing_is_json_loads(value: object, indent: int | None, window: int, text: bool) -> None:
     """Whatever the window (0: every container element by element) and whether bytes or text."""
