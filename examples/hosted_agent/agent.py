@@ -190,7 +190,10 @@ def _langchain_agent(tooling: McpToolServerConfigurationService, auth: Any, *, u
             details["result"] = await agent.ainvoke(question, config, context=context)
         await observer.on_answer("langchain", turn, details)
         await turn.send_activity(details["result"]["messages"][-1].text)
-        await observer.on_history_sent(turn, await service.send_chat_history(turn, agent, config))
+        # The run's final state holds the thread's messages: sent as they are, not read again from the checkpointer
+        # (send_chat_history(turn, agent, config) reads them through aget_state: a third of a warm turn's CPU).
+        sent = await service.send_chat_history_from_messages(turn, details["result"]["messages"])
+        await observer.on_history_sent(turn, sent)
 
     return run_turn
 
