@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -74,9 +74,8 @@ def make_turn(agent_id: str, user: str = "user-1", text: str = "What is on my ca
 def start(title: str, argv: Sequence[str] | None = None, **options: Any) -> argparse.Namespace:
     """A bench's flags, its log level and the report's header. Each option is ``--name`` (``_`` -> ``-``), typed
     by its default: a bool is a switch, a list repeatable, ``None`` a string."""
-    main = sys.modules["__main__"]
     parser = argparse.ArgumentParser(
-        description=main.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=sys.modules["__main__"].__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     for name, default in options.items():
         flag = "--" + name.replace("_", "-")
@@ -88,17 +87,13 @@ def start(title: str, argv: Sequence[str] | None = None, **options: Any) -> argp
             parser.add_argument(flag, type=str if default is None else type(default), default=default)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
-    header(title)
-    return args
-
-
-def header(title: str) -> None:
     one, five, _ = os.getloadavg()
     script = Path(sys.argv[0]).resolve()
     where = script.relative_to(ROOT) if script.is_relative_to(ROOT) else script
     load = f"{os.cpu_count()} cores, load average {one:.2f} (1 min) / {five:.2f} (5 min)"
     print(f"# {title}\ndate {date.today().isoformat()}  |  {load}  |  python {sys.version.split()[0]}")
     print(f"command: uv run python {where} {' '.join(sys.argv[1:])}".rstrip() + "\n")
+    return args
 
 
 def median(values: Sequence[float]) -> float:
@@ -174,13 +169,6 @@ class EmulatorProcess:
         response = httpx.request(method, f"{self.base_url}/_emulator{path}", json=body, timeout=30)
         response.raise_for_status()
         return response.json() if response.content else None
-
-    def set_latency(self, latency_ms: float, routes: Sequence[str] = ROUTES) -> None:
-        for route in routes:
-            if latency_ms:
-                self.control("PUT", f"/faults/{route}", {"latency_ms": latency_ms})
-            else:
-                self.control("DELETE", f"/faults/{route}")
 
     @contextlib.contextmanager
     def stopped(self) -> Iterator[None]:
@@ -286,39 +274,28 @@ def ms_env(emulator: EmulatorProcess) -> dict[str, str]:
     return env | {"BENCH_TOKEN_SECRET": emulator.secret, "PYTHONUNBUFFERED": "1"}
 
 
-class MsWorker:
-    """Microsoft's SDK in a subprocess, driven one JSON command at a time (``_ms.py worker``)."""
-
-    def __init__(self, emulator: EmulatorProcess) -> None:
-        command = [str(ms_python()), str(BENCH_DIR / "_ms.py"), "worker"]
-        pipe = subprocess.PIPE
-        self.process = subprocess.Popen(command, stdin=pipe, stdout=pipe, env=ms_env(emulator), text=True)
-        if not self._read().get("ready"):
-            raise RuntimeError("baseline worker failed to start")
-
-    def _read(self) -> dict[str, Any]:
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        if not line:
-            raise RuntimeError("baseline worker exited")
-        result: dict[str, Any] = json.loads(line)
-        return result
-
-    async def call(self, op: str, **args: Any) -> dict[str, Any]:
-        """Run one command; the caller's event loop is idle meanwhile (nothing else is measured)."""
-        assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps({"op": op, **args}) + "\n")
-        self.process.stdin.flush()
-        result = await asyncio.to_thread(self._read)
-        if "error" in result:
-            raise RuntimeError(f"baseline {op} failed: {result['error']}")
-        return result
-
-
 @contextlib.asynccontextmanager
-async def ms_worker(emulator: EmulatorProcess) -> AsyncIterator[MsWorker]:
-    worker = await asyncio.to_thread(MsWorker, emulator)
+async def ms_worker(emulator: EmulatorProcess) -> AsyncIterator[Callable[..., Awaitable[dict[str, Any]]]]:
+    """Microsoft's SDK in a subprocess (``_ms.py worker``): ``await worker(op, **args)`` runs one command; the
+    caller's event loop is idle meanwhile (nothing else is measured)."""
+    command = [str(await asyncio.to_thread(ms_python)), str(BENCH_DIR / "_ms.py"), "worker"]
+    pipe = subprocess.PIPE
+    process = subprocess.Popen(command, stdin=pipe, stdout=pipe, env=ms_env(emulator), text=True)  # noqa: ASYNC220
+    assert process.stdin is not None
+    assert process.stdout is not None
+
+    async def call(op: str | None = None, **args: Any) -> dict[str, Any]:
+        if op is not None:
+            process.stdin.write(json.dumps({"op": op, **args}) + "\n")
+            process.stdin.flush()
+        line = await asyncio.to_thread(process.stdout.readline)
+        result: dict[str, Any] = json.loads(line) if line else {"error": "the worker exited"}
+        if "error" in result:
+            raise RuntimeError(f"baseline {op or 'start'} failed: {result['error']}")
+        return result
+
     try:
-        yield worker
+        await call()  # its ready line
+        yield call
     finally:
-        await asyncio.to_thread(end, worker.process)
+        await asyncio.to_thread(end, process)

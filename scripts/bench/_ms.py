@@ -1,6 +1,6 @@
 """Microsoft's baseline: ``microsoft-agents-a365-tooling-extensions-openai`` 2.0.0, in the baseline venv.
 
-    python scripts/bench/_ms.py worker   # driven by _common.MsWorker
+    python scripts/bench/_ms.py worker   # driven by _common.ms_worker
     python scripts/bench/_ms.py host     # started by _host_procs.start_host(..., "ms", "openai")
 
 Runs with the Python of the baseline venv (``.bench-venv/ms``, made by ``_common.ms_python()``), never with the

@@ -64,7 +64,7 @@ async def main() -> None:
     s = Samples()
     with emulator_process(latency_ms=0, counts=(1,), notes_servers=1) as emu:
         async with ms_worker(emu) as msw:
-            await msw.call("convert", n=n, repeats=2)  # warm-up
+            await msw("convert", n=n, repeats=2)  # warm-up
             for _ in range(args.repeats):
                 for side, convert, source in (
                     ("oa", to_chat_history_messages, items),
@@ -77,7 +77,7 @@ async def main() -> None:
                     s.add(f"{side}_convert", t1 - t0)
                     s.add(f"{side}_serialize", time.perf_counter() - t1)
                     assert len(converted) == n, len(converted)
-                r = await msw.call("convert", n=n, repeats=1)
+                r = await msw("convert", n=n, repeats=1)
                 assert r["converted"] == n
                 s.add("ms_convert", r["convert"][0])
                 t0 = time.perf_counter()

@@ -223,12 +223,12 @@ async def main() -> None:
             if args.layers:
                 return await layers(args, service, turn, emu.base_url)
             await service.send_chat_history(turn, [], OPTIONS)  # warm-up
-            await msw.call("send", n=10)
+            await msw("send", n=10)
 
             async def burst(side: str) -> tuple[float, float, int, int]:
                 """Wall time, CPU, successes and TCP connections opened (counted in the sending process)."""
                 if side == "ms":
-                    r = await msw.call("send", n=n)
+                    r = await msw("send", n=n)
                     return r["elapsed"], r["cpu"], r["succeeded"], r["connections"]
                 count = tcp_connects()
                 if side == "ours":

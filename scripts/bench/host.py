@@ -29,17 +29,15 @@ import argparse
 import asyncio
 import functools
 import itertools
-import logging
 import re
 import subprocess
 import sys
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import aiohttp
-from _common import BENCH_DIR, ROOT, EmulatorProcess, emulator_process, header
+from _common import BENCH_DIR, ROOT, EmulatorProcess, emulator_process, start
 from _host_load import Phase, merge, run_phase
 from _host_procs import Host, otlp_collector, profile, running, start_host
 from _host_report import report
@@ -76,37 +74,14 @@ def new_users(n: int, tag: str) -> list[str]:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    size = parser.add_mutually_exclusive_group()
-    size.add_argument("--quick", action="store_const", dest="profile_name", const="quick")
-    size.add_argument("--full", action="store_const", dest="profile_name", const="full")
-    parser.add_argument("--orchestrators", default="langchain,openai")
-    for name in PROFILES["quick"]:  # the sizes: the profile's unless given
-        parser.add_argument("--" + name.replace("_", "-"), type=str if name == "growth_servers" else int)
-    parser.add_argument(
-        "--first-concurrency", type=int, default=8,
-        help="users whose first (unmeasured) turn runs at once: more overload the emulator's one event loop",
+    """The flags (the sizes: ``--quick``'s unless ``--full`` or given), the log level and the report's header."""
+    args = start(
+        "A busy host (issue 26)", argv, quick=False, full=False, orchestrators="langchain,openai",
+        **dict.fromkeys(PROFILES["quick"]), first_concurrency=8, think_ms=0.0, latency_ms=20.0, no_ms=False,
+        no_otel=False, no_sends=False, profile=False, profiler="auto", json=None,
     )  # fmt: skip
-    parser.add_argument(
-        "--think-ms", type=float, default=0.0,
-        help="each user's pause before a warm turn of the main phase (±50 %%); 0 = closed loop (saturated hosts)",
-    )  # fmt: skip
-    parser.add_argument("--latency-ms", type=float, default=20.0)
-    parser.add_argument("--no-ms", action="store_true", help="skip Microsoft's host")
-    parser.add_argument("--no-otel", action="store_true", help="skip the OTel hosts")
-    parser.add_argument("--no-sends", action="store_true", help="skip concurrency.py (sends target)")
-    parser.add_argument("--profile", action="store_true", help="profile a warm phase of our hosts")
-    parser.add_argument(
-        "--profiler", choices=["auto", "cprofile"], default="auto", help="auto: py-spy if installed"
-    )
-    parser.add_argument("--json", type=Path, help="also write the figures as JSON")
-    args = parser.parse_args(argv)
-    args.profile_name = args.profile_name or "quick"
-    for key, value in PROFILES[args.profile_name].items():
-        if getattr(args, key) is None:
-            setattr(args, key, value)
+    for key, value in PROFILES["full" if args.full else "quick"].items():
+        setattr(args, key, value if getattr(args, key) is None else type(value)(getattr(args, key)))
     args.orchestrators = [o for o in args.orchestrators.split(",") if o]
     args.growth_servers = [int(x) for x in args.growth_servers.split(",") if x.strip()]
     return args
@@ -128,42 +103,31 @@ class Run:
         ] = {}  # orchestrator -> where ours' warm turns spent their CPU (--profile)
 
     async def phase(
-        self,
-        host: Host,
-        key: tuple[str, str, str],
-        users: list[str],
-        servers: int,
-        turns: int,
+        self, host: Host, key: tuple[str, str, str], users: list[str], servers: int, turns: int,
         concurrency: int | None = None,
-    ) -> Phase:
+    ) -> Phase:  # fmt: skip
+        name = "/".join(key)
         if host.label in self.wedged:  # its later phases would only wait for their timeouts
-            print(f"  {'/'.join(key)}: skipped (the host stopped answering in {self.wedged[host.label]})")
+            print(f"  {name}: skipped (the host stopped answering in {self.wedged[host.label]})")
             return Phase()
         think = self.args.think_ms / 1000 if key[2] in THINK_PHASES else 0.0
-        result = await run_phase(
-            self.http,
-            host,
-            self.emu,
-            users=users,
-            servers=servers,
-            turns_each=turns,
-            concurrency=concurrency,
+        r = await run_phase(
+            self.http, host, self.emu, users=users, servers=servers, turns_each=turns, concurrency=concurrency,
             think=think,
-        )
+        )  # fmt: skip
         print(
-            f"  {'/'.join(key)}: {result.turns} turns in {result.wall:.1f} s, "
-            f"CPU {result.cpu_per_turn * 1000:.1f} ms/turn",
+            f"  {name}: {r.turns} turns in {r.wall:.1f} s, CPU {r.cpu_per_turn * 1000:.1f} ms/turn",
             flush=True,
         )
-        if result.logged:  # answered HTTP 2xx: counted as turns, their latencies included
-            print(f"  ! {key}: {len(result.logged)} of the answered turns failed inside the host (its log)")
-        if result.errors:
-            print(f"  ! {key}: {result.errors} failed turns ({result.first_error}); host log:")
+        if r.logged:  # answered HTTP 2xx: counted as turns, their latencies included
+            print(f"  ! {key}: {len(r.logged)} of the answered turns failed inside the host (its log)")
+        if r.errors:
+            print(f"  ! {key}: {r.errors} failed turns ({r.first_error}); host log:")
             print("    " + host.log_tail(12).replace("\n", "\n    "))
-            if result.errors > result.turns:
+            if r.errors > r.turns:
                 self.wedged[host.label] = key[2]
-        self.results[key].append(result)
-        return result
+        self.results[key].append(r)
+        return r
 
     def get(self, orchestrator: str, side: str, phase: str) -> Phase | None:
         phases = self.results.get((orchestrator, side, phase))
@@ -173,7 +137,7 @@ class Run:
         self, hosts: Hosts, orchestrator: str, side: str, count: int, servers: int
     ) -> list[str]:
         """``count`` users who had their first turn at ``servers`` servers (the main phase's users first)."""
-        key = (orchestrator, side) if servers == self.args.servers else (orchestrator, f"{side}-s{servers}")
+        key = (orchestrator, side if servers == self.args.servers else f"{side}-s{servers}")
         have = self.pool.setdefault(key, [])
         if len(have) < count:
             fresh = new_users(count - len(have), f"{orchestrator}-{side}-s{servers}")
@@ -187,27 +151,21 @@ async def main_phase(run: Run, hosts: Hosts) -> None:
     """Every user's first turn once (unmeasured), then warm rounds, the sides interleaved; cold turns (new users,
     a few at a time) after each round, ours and the floor."""
     args = run.args
-    for (orchestrator, side), host in hosts.items():
-        run.pool[orchestrator, side] = first = new_users(args.conversations, f"{orchestrator}-{side}")
+    for (o, side), host in hosts.items():
+        run.pool[o, side] = first = new_users(args.conversations, f"{o}-{side}")
         if side == "ms":  # Microsoft keeps nothing between turns: its first turn is its warm one
             first = new_users(2, "ms-warmup")
-        await run.phase(host, (orchestrator, side, "first"), first, args.servers, 1, args.first_concurrency)
+        await run.phase(host, (o, side, "first"), first, args.servers, 1, args.first_concurrency)
     for round_no in range(args.rounds):
         print(f"round {round_no + 1}/{args.rounds}", flush=True)
-        for orchestrator in args.orchestrators:
-            for side in (s for s in SIDES if (orchestrator, s) in hosts):
+        for o in args.orchestrators:
+            for side in (s for s in SIDES if (o, s) in hosts):
                 turns = args.ms_turns if side == "ms" else args.warm_turns
-                users = run.pool[orchestrator, side]
-                await run.phase(
-                    hosts[orchestrator, side], (orchestrator, side, "warm"), users, args.servers, turns
-                )
+                await run.phase(hosts[o, side], (o, side, "warm"), run.pool[o, side], args.servers, turns)
             for side in ("ours", "floor"):
-                fresh, key = (
-                    new_users(args.cold_users, f"cold-{orchestrator}-{side}"),
-                    (orchestrator, side, "cold"),
-                )
+                fresh = new_users(args.cold_users, f"cold-{o}-{side}")
                 await run.phase(
-                    hosts[orchestrator, side], key, fresh, args.cold_servers, 1, args.cold_concurrency
+                    hosts[o, side], (o, side, "cold"), fresh, args.cold_servers, 1, args.cold_concurrency
                 )
 
 
@@ -215,24 +173,21 @@ async def growth_phase(run: Run, hosts: Hosts) -> None:
     """CPU per warm turn against the servers, ours and the floor (``--growth-base`` conversations). Users already
     warm at a server count are reused; only the missing ones take their (unmeasured) first turn."""
     args = run.args
-    for orchestrator in args.orchestrators:
+    for o in args.orchestrators:
         for servers in args.growth_servers:
             for side in ("ours", "floor"):
-                group = await run.warm_users(hosts, orchestrator, side, args.growth_base, servers)
-                key = (orchestrator, side, f"s{servers}")
-                await run.phase(hosts[orchestrator, side], key, group, servers, args.growth_turns)
+                group = await run.warm_users(hosts, o, side, args.growth_base, servers)
+                await run.phase(hosts[o, side], (o, side, f"s{servers}"), group, servers, args.growth_turns)
 
 
 async def profile_phase(run: Run, hosts: Hosts) -> None:
     """``--profile``: a warm phase of ours (the main phase's users: no new burst of cold turns) profiled."""
     args = run.args
-    for orchestrator in args.orchestrators if args.profile else ():
-        host = hosts[orchestrator, "ours"]
-        users = await run.warm_users(hosts, orchestrator, "ours", args.conversations, args.servers)
-        load = functools.partial(
-            run.phase, host, (orchestrator, "ours", "profile"), users, args.servers, args.warm_turns
-        )
-        run.profile[orchestrator] = await profile(host, run.http, load, args.profiler)
+    for o in args.orchestrators if args.profile else ():
+        users = await run.warm_users(hosts, o, "ours", args.conversations, args.servers)
+        key, host = (o, "ours", "profile"), hosts[o, "ours"]
+        load = functools.partial(run.phase, host, key, users, args.servers, args.warm_turns)
+        run.profile[o] = await profile(host, run.http, load, args.profiler)
 
 
 # The phases of a run, in order: each runs its turns through ``run.phase`` (which records them under
@@ -268,23 +223,23 @@ def rtp_check(run: Run) -> dict[str, int]:
 
 async def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
-    logging.basicConfig(level=logging.ERROR)
-    header("A busy host (issue 26)")
     counts = sorted({1, args.servers, args.cold_servers, *args.growth_servers})
     with emulator_process(notes_servers=max(counts), latency_ms=args.latency_ms, counts=counts) as emu:
         print(
             f"emulator {emu.base_url} (own process), {args.latency_ms:g} ms added per gateway/MCP/RTP response"
         )
-        skip = {"otel", "otel-sdk"} if args.no_otel else set()
-        wanted = [(o, s) for o in args.orchestrators for s in SIDES if s not in skip]
+        off = {"otel": args.no_otel, "otel-sdk": args.no_otel, "ms": args.no_ms}
+        # Microsoft's host is OpenAI's only (Microsoft has no LangChain extension).
         wanted = [
-            (o, s) for o, s in wanted if s != "ms" or (o == "openai" and not args.no_ms)
-        ]  # no LangChain's
+            (o, s)
+            for o in args.orchestrators
+            for s in SIDES
+            if not off.get(s) and (s != "ms" or o == "openai")
+        ]
+        timeout = aiohttp.ClientTimeout(300)
         async with (
             otlp_collector() as collector,
-            aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0), timeout=aiohttp.ClientTimeout(300)
-            ) as http,
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), timeout=timeout) as http,
         ):
             otel = {s: (collector.url, scope) if scope else (None,) for s, (_, scope) in SIDES.items()}
             async with running(

@@ -187,7 +187,7 @@ async def main() -> None:
                 user = new_user()
                 tools["openai"] = len(await openai(s, f"oa_cold_{n}", n, user))
                 await openai(s, f"oa_warm_{n}", n, user)
-                r = await msw.call("register", agent_id=agent_id_for(n), user=new_user())
+                r = await msw("register", agent_id=agent_id_for(n), user=new_user())
                 s.add(f"ms_{n}", r["total"])
                 tools["microsoft"] = r["tools"]
                 tools["floor"] = await timed(

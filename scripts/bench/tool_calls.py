@@ -22,7 +22,18 @@ import time
 from typing import Any
 
 import httpx
-from _common import Samples, agent_id_for, check, checks, emulator_process, make_turn, ms, start, table
+from _common import (
+    ROUTES,
+    Samples,
+    agent_id_for,
+    check,
+    checks,
+    emulator_process,
+    make_turn,
+    ms,
+    start,
+    table,
+)
 from langchain_mcp_adapters.client import MultiServerMCPClient
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -82,7 +93,8 @@ async def main() -> None:
         cfg = ToolingConfiguration(mcp_platform_endpoint=emu.base_url, use_tooling_manifest=False)
         async with McpToolRegistrationService(configuration=cfg) as service:
             await measure(emu, service, args.calls, "20ms", s)
-            emu.set_latency(0)
+            for route in ROUTES:
+                emu.control("DELETE", f"/faults/{route}")
             await measure(emu, service, args.calls, "0ms", s)
     print(f"{args.calls} calls per variant, interleaved; medians")
     rows = [
