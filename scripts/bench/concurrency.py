@@ -75,30 +75,40 @@ from agents_a365.tooling.headers import build_request_headers
 
 BODY = b'{"conversationId":"conversation-1","messageId":"activity-1","userMessage":"hi","chatHistory":[]}'
 OPTIONS = ToolOptions(orchestrator_name="bench")
+Send = Callable[[], Awaitable[Any]]
+
+
+async def burst(send: Send, n: int) -> tuple[float, float, int]:
+    """Wall time, CPU time and successes of ``n`` concurrent ``send()``, after a ``gc.collect()`` (every burst
+    starts clean, not with the garbage of the one before)."""
+    gc.collect()
+    t0, c0 = time.perf_counter(), time.process_time()
+    results = await asyncio.gather(*(send() for _ in range(n)))
+    return time.perf_counter() - t0, time.process_time() - c0, sum(map(bool, results))
+
+
+def ours(service: McpToolServerConfigurationService, turn: Any) -> Send:
+    async def send() -> bool:
+        return (await service.send_chat_history(turn, [], OPTIONS)).succeeded
+
+    return send
+
+
+def raw_post(session: aiohttp.ClientSession, url: str, headers: dict[str, str]) -> Send:
+    """The floor's send: the same body and headers, raw aiohttp."""
+
+    async def post() -> bool:
+        async with session.post(url, data=BODY, headers=headers) as response:
+            await response.read()
+            return response.status < 300
+
+    return post
 
 
 async def floor_burst(url: str, headers: dict[str, str], n: int, limit: int) -> tuple[float, float, int]:
-    """The minimal keep-alive client: wall time, CPU time and successes of ``n`` concurrent posts."""
+    """The minimal keep-alive client (a new one, its connector limited to ``limit``): see :func:`burst`."""
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=limit)) as session:
-
-        async def one() -> bool:
-            async with session.post(url, data=BODY, headers=headers) as response:
-                await response.read()
-                return response.status < 300
-
-        gc.collect()  # every burst starts clean, not with the garbage of the one before
-        t0, c0 = time.perf_counter(), time.process_time()
-        results = await asyncio.gather(*(one() for _ in range(n)))
-        return time.perf_counter() - t0, time.process_time() - c0, sum(results)
-
-
-async def our_burst(
-    service: McpToolServerConfigurationService, turn: Any, n: int
-) -> tuple[float, float, int]:
-    gc.collect()
-    t0, c0 = time.perf_counter(), time.process_time()
-    results = await asyncio.gather(*(service.send_chat_history(turn, [], OPTIONS) for _ in range(n)))
-    return time.perf_counter() - t0, time.process_time() - c0, sum(r.succeeded for r in results)
+        return await burst(raw_post(session, url, headers), n)
 
 
 def floor_target(base_url: str, turn: Any) -> tuple[str, dict[str, str]]:
@@ -113,8 +123,8 @@ async def child_burst(url: str, n: int) -> None:
     cfg = ToolingConfiguration(mcp_platform_endpoint=url, use_tooling_manifest=False)
     turn = make_turn(agent_id_for(1))
     async with McpToolServerConfigurationService(cfg) as service:
-        await our_burst(service, turn, 100)
-        _, cpu, ok = await our_burst(service, turn, n)
+        await burst(ours(service, turn), 100)
+        _, cpu, ok = await burst(ours(service, turn), n)
     _, floor_cpu, floor_ok = await floor_burst(*floor_target(url, turn), n, cfg.chat_history_concurrency)
     print(json.dumps({"ours": cpu / n, "floor": floor_cpu / n, "ok": ok + floor_ok}))
 
@@ -122,8 +132,19 @@ async def child_burst(url: str, n: int) -> None:
 async def checkout_burst(tree: Path, url: str, n: int) -> dict[str, float]:
     """CPU per send (s) of ours and of the floor, one burst each in a fresh process of checkout ``tree``."""
     uv = os.environ.get("UV") or shutil.which("uv") or "uv"  # ``uv run`` names itself in UV
-    command = [uv, "run", "--frozen", "--directory", str(tree), "python", __file__]
-    command += ["--child", url, "--sends", str(n)]
+    command = [
+        uv,
+        "run",
+        "--frozen",
+        "--directory",
+        str(tree),
+        "python",
+        __file__,
+        "--child",
+        url,
+        "--sends",
+        str(n),
+    ]
     out = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True)
     if out.returncode:
         sys.exit(f"{tree}: {out.stderr[-2000:]}")
@@ -151,11 +172,7 @@ async def layers(
         aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=slots)) as floor_session,
     ):
 
-        async def floor() -> None:
-            async with floor_session.post(url, data=BODY, headers=headers) as response:
-                await response.read()
-
-        async def through_transport() -> None:
+        async def through_transport() -> bool:
             async with limit, asyncio.timeout(deadline):
                 timeouts: dict[str, Any] = {"timeout": {}}
                 request = httpx.Request("POST", url, headers=headers, content=BODY, extensions=timeouts)
@@ -165,42 +182,34 @@ async def layers(
                         pass
                 finally:
                     await response.aclose()
+                return response.status_code < 300
 
-        async def bounded(client: httpx.AsyncClient) -> None:
+        async def bounded(client: httpx.AsyncClient) -> bool:
             async with limit:
-                await request_bounded(
-                    client, "POST", url, headers=headers, content=BODY, timeout=deadline, max_bytes=cap
-                )
+                sent = await request_bounded(client, "POST", url, headers=headers, content=BODY, timeout=deadline, max_bytes=cap)  # fmt: skip
+                return sent.is_success
 
-        async def send_loop() -> None:
-            client, cfg, telemetry = (
-                service.http_client,
-                service.configuration,
-                SendTelemetry(read_turn(turn)),
-            )
-            sent = await send_chat_history_request(client, url, BODY, headers, cfg, loop_slots, telemetry)
-            assert sent.succeeded
+        async def send_loop() -> bool:
+            telemetry, cfg = SendTelemetry(read_turn(turn)), service.configuration
+            sent = await send_chat_history_request(service.http_client, url, BODY, headers, cfg, loop_slots, telemetry)  # fmt: skip
+            return sent.succeeded
 
-        async def ours() -> None:
-            assert (await service.send_chat_history(turn, [], OPTIONS)).succeeded
-
-        runs: dict[str, Callable[[], Awaitable[None]]] = {
-            "floor: raw aiohttp": floor,
+        runs: dict[str, Send] = {
+            "floor: raw aiohttp": raw_post(floor_session, url, headers),
             "httpx transport (handle_async_request)": through_transport,
             "request_bounded through httpx (http_client=)": lambda: bounded(through_httpx),
             "request_bounded (aiohttp's API)": lambda: bounded(service.http_client),
             "send loop (send_chat_history_request)": send_loop,
-            "ours (service.send_chat_history)": ours,
+            "ours (service.send_chat_history)": ours(service, turn),
         }
         for run in runs.values():  # warm-up: connections open, code paths loaded
             await asyncio.gather(*(run() for _ in range(100)))
         cpu: dict[str, list[float]] = {name: [] for name in runs}
         for _ in range(args.rounds):
             for name, run in runs.items():
-                gc.collect()
-                c0 = time.process_time()
-                await asyncio.gather(*(run() for _ in range(args.sends)))
-                cpu[name].append((time.process_time() - c0) / args.sends)
+                _, used, ok = await burst(run, args.sends)
+                assert ok == args.sends, f"{name}: {args.sends - ok} sends failed"
+                cpu[name].append(used / args.sends)
     print(f"{args.sends} concurrent sends x {args.rounds} rounds (interleaved), {slots} in flight; medians\n")
     floor_cpu = median(cpu["floor: raw aiohttp"])
     rows = [[name, f"{median(v) * 1000:.3f} ms", f"{median(v) / floor_cpu:.2f}"] for name, v in cpu.items()]
@@ -225,20 +234,20 @@ async def main() -> None:
             await service.send_chat_history(turn, [], OPTIONS)  # warm-up
             await msw("send", n=10)
 
-            async def burst(side: str) -> tuple[float, float, int, int]:
+            async def side_burst(side: str) -> tuple[float, float, int, int]:
                 """Wall time, CPU, successes and TCP connections opened (counted in the sending process)."""
                 if side == "ms":
                     r = await msw("send", n=n)
                     return r["elapsed"], r["cpu"], r["succeeded"], r["connections"]
                 count = tcp_connects()
                 if side == "ours":
-                    return (*await our_burst(service, turn, n), count())
+                    return (*await burst(ours(service, turn), n), count())
                 return (*await floor_burst(*floor_target(emu.base_url, turn), n, slots), count())
 
             for _ in range(args.rounds):
                 for side in ("ours", "ms", "floor"):
                     emu.control("DELETE", "/requests")
-                    wall, cpu, ok, connections = await burst(side)
+                    wall, cpu, ok, connections = await side_burst(side)
                     for key, value in (("", wall), ("_cpu", cpu), ("_ok", ok), ("_conn", connections)):
                         s.add(side + key, value)
                     lost[side] += n - min(ok, len(emu.control("GET", "/chat-messages")))
@@ -261,15 +270,15 @@ async def main() -> None:
         print(f"Same run, a fresh process per checkout and round (medians of {args.rounds} rounds):\n")
         this, rows = median([r["ours"] for r in per_tree["this checkout"]]), []
         for name, runs in per_tree.items():
-            ours, floor = (median([r[k] for r in runs]) for k in ("ours", "floor"))
+            mine, floor = (median([r[k] for r in runs]) for k in ("ours", "floor"))
             ratio = median([r["ours"] / r["floor"] for r in runs])
             rows.append(
                 [
                     name,
-                    f"{ours * 1000:.3f} ms",
+                    f"{mine * 1000:.3f} ms",
                     f"{floor * 1000:.3f} ms",
                     f"{ratio:.2f}",
-                    f"{this / ours:.2f}",
+                    f"{this / mine:.2f}",
                 ]
             )
         table(
