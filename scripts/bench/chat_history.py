@@ -2,16 +2,10 @@
 
     uv run python scripts/bench/chat_history.py [--messages 10000] [--repeats 15]
 
-- ours (OpenAI extension): ``to_chat_history_messages(items)`` then the request body exactly as
-  ``send_chat_history`` builds it (``_request_body``);
-- ours (LangChain extension): ``convert_messages`` over the same conversation as LangChain messages;
-- Microsoft 2.0.0 (another process, same items): ``_convert_openai_messages_to_chat_history`` (what
-  ``send_chat_history_messages`` calls);
-- the floor: ``json.dumps`` of the equivalent camelCase dicts (timestamps already strings).
-
-Target: convert + serialize at most 0.5x Microsoft's conversion, for both extensions; serialization at most 2x
-the floor. Items: user messages and assistant output messages alternating, all with ids
-(``_ms.make_openai_items``). Rounds are interleaved; medians.
+Ours: the OpenAI extension's ``to_chat_history_messages`` and the LangChain extension's ``convert_messages``, then
+the body as ``send_chat_history`` builds it (``_request_body``); Microsoft 2.0.0 (own process, same items):
+``_convert_openai_messages_to_chat_history``; the floor: ``json.dumps`` of the equivalent camelCase dicts.
+Items: ``_ms.make_openai_items``. Rounds interleaved; medians.
 """
 
 from __future__ import annotations

@@ -3,25 +3,16 @@
     uv run python scripts/bench/concurrency.py [--sends 1000] [--rounds 3] [--against ../other-checkout ...]
     uv run python scripts/bench/concurrency.py --layers --rounds 7
 
-Ours: ``McpToolServerConfigurationService.send_chat_history`` x N at once through its one pooled client (at most
-``chat_history_concurrency`` sends in flight). Microsoft 2.0.0 (another process, same emulator): its
-``send_chat_history`` x N at once (a new ``aiohttp.ClientSession`` per call). The floor (this process): raw
-aiohttp, one ``ClientSession`` with a connector limited to ``chat_history_concurrency`` connections, posting the
-same body with the same headers. TCP connections are counted in each process with the ``socket.connect`` audit
-hook, CPU with ``process_time`` (each burst after a ``gc.collect()``); deliveries are counted by the emulator
-(``/_emulator/chat-messages``). 20 ms added per RTP response.
+Ours: ``send_chat_history`` x N at once through its one pooled client; Microsoft 2.0.0 (own process, same
+emulator): a new ``aiohttp.ClientSession`` per call; the floor: raw aiohttp, one ``ClientSession`` limited to
+``chat_history_concurrency`` connections, the same body and headers. Connections are counted with the
+``socket.connect`` audit hook, CPU with ``process_time`` (each burst after a ``gc.collect()``), deliveries at the
+emulator. 20 ms added per RTP response.
 
-``--against`` (repeatable) adds a same-run A/B of our sends against another checkout (say, a worktree of the
-previous release): each round, one burst in a fresh process of this checkout and of each other one (its own
-``uv run``, so its own packages), against the same emulator; their CPU per send and ratio.
-
-``--layers``: the same burst through each layer, each adding one piece to the one before, median CPU per send:
-the floor (one ``ClientSession``); httpx's objects over aiohttp (``httpx-aiohttp``'s
-``AiohttpTransport.handle_async_request``); the core's exchange through httpx (what a client of the user's,
-``http_client=``, takes), beside that row rather than under the rows below; the core's exchange on the service's
-own client (``request_bounded``: total deadline, size cap, slots; aiohttp's API); the send loop
-(``send_chat_history_request``: queue deadline, retries, the attempt hook); ours (checks, body, headers, the
-drain deadline, the send hook). What limits the sends' CPU target (docs/performance.md).
+``--against`` (repeatable): each round, a burst in a fresh process of this checkout and of each other one (its
+own ``uv run``), against the same emulator: CPU per send and ratios. ``--layers``: the same burst through each
+layer (the floor; httpx's transport over aiohttp; ``request_bounded`` through httpx, as with ``http_client=``, and
+on aiohttp's API; the send loop ``send_chat_history_request``; ours), median CPU per send.
 """
 
 from __future__ import annotations

@@ -2,15 +2,10 @@
 
     uv run python scripts/bench/discovery_stall.py [--runs 5] [--servers 15000] [--freeze]
 
-In a process that imports what a host imports (LangChain, LangGraph, the Agents SDK, hosting-core: ~270,000
-objects the collector tracks), a heartbeat task ticking every 5 ms measures its own wall-clock lag while
-``list_tool_servers`` runs against a gateway on loopback (tests/support/hostile_server.py): cold (the answer read,
-parsed, validated and cached) and warm (the cached servers with the turn's headers), and the floor: the same
-number of ``MCPServerConfig`` built directly, in the same steps (what returning them costs any code), the
-collector ON. Two
-protocols: ``gc.collect()`` before each discovery, and steady (nothing forced: what earlier discoveries promoted
-counts toward the next full collection, as in a host). Printed: the longest lag of each discovery and the full
-collections that ran inside it. ``--freeze``: ``gc.freeze()`` after start-up, as a host can (docs/performance.md).
+In a process that imports what a host imports, a heartbeat task (5 ms) measures its wall-clock lag while
+``list_tool_servers`` runs against a gateway on loopback: cold, warm, and the floor (as many ``MCPServerConfig``
+built directly, in the same steps). Two protocols: ``gc.collect()`` before each discovery, and steady. Printed: the
+longest lag and the full collections inside each. ``--freeze``: ``gc.freeze()`` after start-up.
 """
 
 from __future__ import annotations

@@ -3,24 +3,14 @@
     uv run python scripts/bench/disturbance.py                    # both modes, both orchestrators, 200 users
     uv run python scripts/bench/disturbance.py --modes stop --orchestrators langchain --conversations 50
 
-Per mode and orchestrator: the emulator in its own process (8 notes servers, ``--latency-ms`` added per
-response), two host processes (``_host_server.py``: ours, the hosted example agent, and the no-SDK floor) and
-this process, the load generator. Every user's first turn runs first (unmeasured, ``--first-concurrency`` at
-once); then ``--conversations`` users per host take warm turns, each after a think time of ``--think-ms``
-(±50 %), for ``--before + --stop + --after`` seconds, both hosts at once (the same disturbance for both).
-``--before`` seconds in:
+Per mode and orchestrator: the emulator (8 notes servers), ours and the floor's host, each user's first turn
+(unmeasured), then ``--conversations`` users per host taking warm turns after ``--think-ms`` (±50 %) for
+``--before + --stop + --after`` s, both hosts at once. ``--before`` s in, ``stop``: the emulator SIGSTOPped for
+``--stop`` s; ``server``: ``notes_8`` stops answering for ``--stop`` s (the model calls ``notes_1``'s tool).
 
-- ``stop``: the emulator is stopped (SIGSTOP: its kernel still accepts connections, nothing answers) for
-  ``--stop`` seconds, then continued (SIGCONT): gateway, MCP servers, threat protection and the channel;
-- ``server``: one MCP server of the 8 (``notes_8``; the scripted model calls ``notes_1``'s tool) stops
-  answering (a fault holding each of its requests for an hour) for ``--stop`` seconds.
-
-Failed turns per ``--window`` seconds: the load generator's (no HTTP 2xx within ``--turn-timeout``; counted in
-the window the turn started in) and the host's log (turns its AgentApplication failed, though answered: counted
-in the window they were logged in), then the first distinct error lines ours' log gained in each window.
-Targets (PASS/MISS), per orchestrator: ``stop``: in the windows that start ``--recovery`` (30) minus
-``--window`` or more seconds after the resume (recovered within 30 s), ours fails < 1 % of its turns; in every
-window ours fails no more turns than the floor. ``server``: ours fails no turn. Nothing is asserted.
+Failed turns per ``--window`` s: the load generator's (by start) and the host log's (by when logged), then the
+first error lines ours' log gained. Targets: ``stop``: ours fails < 1 % in the windows from ``--recovery`` s
+after the resume, and never more than the floor in a window; ``server``: ours fails no turn.
 """
 
 from __future__ import annotations

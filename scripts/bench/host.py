@@ -4,23 +4,12 @@
     uv run python scripts/bench/host.py --full         # the issue's sizes (200 and 1,000 conversations)
     uv run python scripts/bench/host.py --quick --profile   # + where a warm turn's CPU goes (py-spy)
 
-Processes: the emulator (8..32 notes servers, 20 ms added per gateway/MCP/RTP response), one host process per
-side and orchestrator, and this process, the load generator (it posts Activities for C concurrent conversations
-of C users). Sides (``SIDES``; hosts ``_host_server.py``, ``_ms.py host``):
-
-- ours: the hosted example agent (``examples/hosted_agent``) with the Agent 365 SDK;
-- floor: the same host with no SDK (raw ``mcp`` sessions kept per user, tokens as given, raw aiohttp POST of the
-  history; ``_host_floor.py``);
-- ours + OTel: ours with the SDK tracer and meter providers exporting OTLP/HTTP (batch span processor, periodic
-  metric reader) to a collector on loopback (in this process): global providers, and this SDK's only;
-- Microsoft 2.0.0 (OpenAI only): the same hosted turn with ``microsoft-agents-a365-tooling-extensions-openai``
-  in its own venv (``.bench-venv/ms``).
-
-Each turn: a typing indicator, the scripted model calls one tool (``list_notes`` of the first server), the reply
-to the channel (the emulator's connector), the chat history to threat protection. Warm = a user's later turns;
-cold = new users. CPU is the host process's (``/proc/<pid>/stat``, 10 ms ticks) over a phase divided by its
-turns; RSS and connections to the emulator are the peaks sampled during the phase. Every ratio compares numbers
-of the same run; phases of the sides are interleaved round by round. Nothing is asserted: targets print PASS/MISS.
+The emulator, one host process per side and orchestrator (``SIDES``) and this process, posting Activities for C
+concurrent conversations. Sides: ours (the hosted example), the floor (no SDK, ``_host_floor.py``), ours + OTel
+(OTLP to a collector on loopback; global providers, and this SDK's only), Microsoft 2.0.0 (OpenAI, its own venv).
+A turn: typing, the scripted model calls one tool, the reply, the history to threat protection. Warm = a user's
+later turns; cold = new users. CPU is the host's (``/proc``) over a phase per turn; RSS and connections are peaks.
+Sides are interleaved round by round; targets print PASS/MISS, nothing is asserted.
 """
 
 from __future__ import annotations

@@ -1,16 +1,12 @@
-"""Does the whole hosted agent recover when the emulator stops answering for a while? (docs/performance.md, "A host
-that stops answering")
+"""Does a hosted agent recover when the emulator stops answering for a while? (docs/reliability.md)
 
     uv run python scripts/bench/host_stall.py [--orchestrator langchain|openai] [--side ours|floor] [--users 32]
         [--concurrency 32] [--stop 25] [--pre 1] [--later-turns 2] [--turn-timeout 60] [--dump]
 
-One host process (``_host_server.py``: the hosted example agent, or the floor) against the emulator in its own
-process. The ``--users`` new users' first turns start (``--concurrency`` at once); ``--pre`` seconds later the
-emulator is stopped (SIGSTOP: an overloaded server whose kernel still accepts connections) for ``--stop`` seconds.
-Then every user takes ``--later-turns`` more turns. Printed: each phase's answered and failed turns (and the
-turns the host failed but answered HTTP 2xx, from its log), time and host CPU, the host's TCP sockets by peer
-and state (``/proc``) after each phase, and, when later turns fail (or with ``--dump``), the host's asyncio
-tasks with their await chains (its ``SIGUSR1`` dump).
+One host process against the emulator. The users' first turns start; ``--pre`` s later the emulator is stopped
+(SIGSTOP) for ``--stop`` s; then every user takes ``--later-turns`` more turns. Printed per phase: turns answered
+and failed (and failed inside the host, from its log), time, host CPU and TCP sockets by peer and state; when
+later turns fail (or with ``--dump``), the host's asyncio tasks and their await chains.
 """
 
 from __future__ import annotations

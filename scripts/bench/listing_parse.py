@@ -2,11 +2,9 @@
 
     uv run python scripts/bench/listing_parse.py [--runs 3]
 
-mcp's streamable HTTP transport validates each answer with ``JSONRPCMessage.model_validate_json``: one C call
-holding the GIL, so the event loop, for the whole answer. Ours (``tooling/_mcp_pages.py`` over ``_stepwise.py``)
-parses the answer element by element and validates each tool on its own, in slices of 5 ms on the loop. Printed
-per run: the total time of each and the longest interval the loop was held (CPU time of the process between two
-ticks of a monitor task, the collector off: tests/support/loop_lag.py).
+mcp's transport validates the answer in one C call (``JSONRPCMessage.model_validate_json``), holding the loop;
+ours (``_mcp_pages.py`` over ``_stepwise.py``) parses it element by element in 5 ms slices. Per run: each one's
+total time and the longest hold of the loop (``tests/support/loop_lag.py``, the collector off).
 """
 
 from __future__ import annotations

@@ -1,13 +1,11 @@
-"""What the OpenTelemetry SDK itself costs a turn (issue 26): spans and measurements from a dummy tracer and meter,
-no SDK of ours, shaped like a warm turn of the host benchmark.
+"""What the OpenTelemetry SDK itself costs a turn (issue 26): spans and measurements shaped like a warm turn of
+the host benchmark, no SDK of ours.
 
     uv run python scripts/bench/otel_cost.py [--turns 2000]
 
-The providers of ``host.py``'s OTel host (``_host_server.otel_providers``: ``BatchSpanProcessor`` + OTLP/HTTP to
-a sink on loopback in this process, ``PeriodicExportingMetricReader``). Each turn is one root span with its children (3
-attributes each) and the turn's measurements (2 attributes each). CPU is the process's (every thread: the batch
-processor's thread encodes the protobuf and posts it, holding the GIL the event loop needs); "on the turn's
-thread" is the same turns with no span processor.
+The providers of ``host.py``'s OTel host (``_host_server.otel_providers``), exporting to a sink on loopback. CPU is
+the whole process's (the batch processor's thread holds the GIL the event loop needs); "on the turn's thread" is
+the same turns with no span processor.
 """
 
 from __future__ import annotations

@@ -3,20 +3,12 @@ and (issue 19) what the telemetry hooks cost it.
 
     uv run python scripts/bench/registration.py [--rounds 7] [--latency-ms 20]
 
-Registration = gateway discovery + tokens + connecting the MCP servers + listing their tools, i.e. until the
-agent can call tools:
-
-- LangChain extension: ``add_tool_servers_to_agent`` (its tools are listed inside the call; the agent is built
-  with ``create_agent`` over a fake chat model);
-- OpenAI extension and Microsoft 2.0.0 (another process, own venv, same emulator): ``add_tool_servers_to_agent``
-  + ``MCPUtil.get_all_function_tools`` (what ``Runner.run`` does before the first model call), "add+list";
-- the floor: raw aiohttp, one keep-alive pool, ``initialize``, ``notifications/initialized`` and ``tools/list``
-  per server, concurrently: no SDK, no MCP client objects (the network and the emulator's CPU per request).
-
-Cold = the first turn of a new user (empty discovery/token caches); warm = the same user's next turn. Every
-server is V1 (``notes_<i>``): one platform token each; tokens are minted in-process on both sides (emulator
-issuer). Telemetry modes (LangChain, 8 servers): ``absent`` (as without the ``[otel]`` extra), ``noop`` (the API
-without a provider), ``on`` (SDK providers recording in memory). All interleaved round by round; medians.
+Registration = discovery + tokens + connecting the servers + listing their tools. LangChain:
+``add_tool_servers_to_agent``; OpenAI and Microsoft 2.0.0 (own process and venv, same emulator):
+``add_tool_servers_to_agent`` + ``MCPUtil.get_all_function_tools`` ("add+list"); the floor: raw aiohttp,
+``initialize``, ``notifications/initialized`` and ``tools/list`` per server, concurrently. Cold = a new user, warm =
+the same user's next turn. Telemetry modes (LangChain, 8 servers): ``absent`` (no ``[otel]`` extra), ``noop`` (no
+provider), ``on`` (SDK providers in memory). All interleaved round by round; medians.
 """
 
 from __future__ import annotations

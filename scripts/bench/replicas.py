@@ -1,27 +1,14 @@
 """Replicas sharing the caches' second level (issue 40): processes of the hosted example behind a round-robin
-balancer, users x turns spread over them, what reaches the platform counted at the emulator; the same run with
-the store and without, then with Redis stopped for ``--outage`` seconds mid-run.
+balancer; the same run with the store, without, then with Redis stopped for ``--outage`` s mid-run.
 
     uv run --frozen python scripts/bench/replicas.py [--users 1000] [--turns 3] [--replicas 4] [--outage 10]
 
-The runs share an emulator (its default agent: a mail server on the platform's audience, a calendar server on
-its own, as the hosted example's scripted model expects; 20 ms on gateway, MCP and threat-protection requests),
-its counts cleared before each run and read at its end (``GET /_emulator/counts``): token exchanges
-(``/_emulator/token``, the hosted example's development exchange) by user and audience, gateway requests and
-``tools/list`` by user. One run is within every TTL, so the figures are per TTL:
-
-- token exchanges per user and audience;
-- gateway requests per agent and user (one agent);
-- ``tools/list`` per user and server (``list/user+srv``: a listing is per user, as a server may list per
-  user); ``list/set``, per distinct set of definitions, is about the number of users for that reason;
-- warm p50 / p99: ``--warm-users`` users, one turn sent to one replica, then the timed turn to the same one
-  (everything in its memory), with the store / without;
-- Redis stopped for ``--outage`` s (0: no such run) once a third of the users are done: failed turns (an HTTP
-  error, or the agent's error reply in a replica's log), and the figures above for the users who started after
-  it returned.
-
-``--store-timeout`` is the replicas' ``A365_CACHE_STORE_TIMEOUT`` (s). Redis comes from
-``tests/support/redis_server.py`` (Debian's package). ``--json`` writes the figures.
+Counted at the emulator (its default agent, 20 ms per platform request; ``GET /_emulator/counts``): token
+exchanges per user and audience, gateway requests per agent and user, ``tools/list`` per user and server
+(``list/user+srv``; ``list/set`` is per distinct set of definitions); warm p50 / p99 over ``--warm-users`` users
+(a turn, then the timed one on the same replica); with the outage (once a third of the users are done): failed
+turns and the figures of the users who started after Redis returned. ``--store-timeout``: the replicas'
+``A365_CACHE_STORE_TIMEOUT`` (s). Redis: ``tests/support/redis_server.py``.
 """
 
 from __future__ import annotations
@@ -35,8 +22,8 @@ import os
 import sys
 import tempfile
 import time
-from collections import Counter
-from dataclasses import asdict, dataclass, field
+from collections import Counter, defaultdict
+from dataclasses import asdict, astuple, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +31,8 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _forkserver as forkserver
-from _common import ROOT, EmulatorProcess, emulator_process, ms, start
-from _host_load import percentile
+from _common import ROOT, EmulatorProcess, emulator_process, ms, start, table
+from _host_load import percentile, post_turn
 
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "examples" / "replicas")]
 from balancer import balancer  # noqa: E402 (from the paths above)
@@ -70,31 +57,24 @@ class Figures:
 
 def figures(rows: list[dict[str, Any]], users: set[str] | None = None) -> Figures:
     """The run's figures from the emulator's counts (of ``users`` only, when given)."""
-    exchanges: Counter[tuple[str, str]] = Counter()
-    gateway: Counter[str] = Counter()
-    lists: Counter[str] = Counter()
-    lists_by_user: Counter[tuple[str, str]] = Counter()
+    counts: defaultdict[str, Counter[Any]] = defaultdict(Counter)
     for row in rows:
-        user, n = row["user"], row["count"]
+        user, n, route = row["user"], row["count"], row["route"]
         if users is not None and user not in users:
             continue
-        if row["route"] == "token":
-            exchanges[user, row["method"]] += n
-        elif row["route"] == "gateway":
-            gateway[user] += n
-        elif row["route"] == "mcp" and row["method"] == "tools/list":
-            lists[row["server"]] += n
-            lists_by_user[user, row["server"]] += n
+        if route == "token":
+            counts["exchanges"][user, row["method"]] += n
+        elif route == "gateway":
+            counts["gateway"][user] += n
+        elif route == "mcp" and row["method"] == "tools/list":
+            counts["lists"][row["server"]] += n
+            counts["lists_per_user"][user, row["server"]] += n
 
-    def ratio(counter: Counter[Any], per: int) -> float:
-        return sum(counter.values()) / per if per else float("nan")
+    def per(name: str, by: int | None = None) -> float:
+        total, by = sum(counts[name].values()), by or len(counts[name])
+        return total / by if by else float("nan")
 
-    return Figures(
-        ratio(exchanges, len(exchanges)),
-        ratio(gateway, len(gateway)),
-        ratio(lists, SERVERS),
-        ratio(lists_by_user, len(lists_by_user)),
-    )
+    return Figures(per("exchanges"), per("gateway"), per("lists", SERVERS), per("lists_per_user"))
 
 
 @dataclass
@@ -109,16 +89,9 @@ class Run:
 
 
 async def turn(http: aiohttp.ClientSession, url: str, platform: str, user: str, i: int) -> float | None:
-    activity = channel_activity(
-        f"What are my notes? ({i})", service_url=platform, conversation_id=f"c-{user}", user_id=user
-    )
-    t0 = time.perf_counter()
-    try:
-        async with http.post(f"{url}/api/messages", json=activity, timeout=TURN_TIMEOUT) as response:
-            await response.read()
-            return time.perf_counter() - t0 if response.status < 300 else None
-    except (aiohttp.ClientError, TimeoutError):
-        return None
+    text = f"What are my notes? ({i})"
+    activity = channel_activity(text, service_url=platform, conversation_id=f"c-{user}", user_id=user)
+    return (await post_turn(http, f"{url}/api/messages", activity, TURN_TIMEOUT))[0]
 
 
 async def run(
@@ -188,28 +161,22 @@ async def run(
 def report(runs: list[Run], args: argparse.Namespace) -> None:
     print(
         f"\n{args.replicas} replicas behind a round-robin balancer, {args.users} users x {args.turns} turns, "
-        f"{args.concurrency} users at once, {SERVERS} MCP servers, 2 audiences (one tenant's agent)"
+        f"{args.concurrency} users at once, {SERVERS} MCP servers, 2 audiences (one tenant's agent)\n"
     )
-    head = ("run", "exch/user+aud", "gw/agent+user", "list/set", "list/user+srv", "p50", "p99", "warm p50")
-    print(f"{head[0]:<24}" + "".join(f"{h:>14}" for h in head[1:]) + f"{'failed':>8}{'wall s':>8}")
-
-    def row(label: str, f: Figures, r: Run | None) -> None:
-        times = zip([r.latencies, r.latencies, r.warm], (50, 99, 50), strict=True) if r else ()
-        cells = "".join(ms(percentile(t, q)).rjust(14) for t, q in times)
-        tail = f"{r.failed:>8}{r.wall:>8.1f}" if r else ""
-        counts = f"{f.exchanges:>14.3f}{f.gateway:>14.3f}{f.lists:>14.3f}{f.lists_per_user:>14.3f}"
-        print(f"{label:<24}{counts}{cells}{tail}")
-
+    rows = []
     for r in runs:
-        assert r.figures is not None
-        row(r.label, r.figures, r)
-        if r.after is not None:
-            row("  users after return", r.after, None)
+        times = [ms(percentile(t, q)) for t, q in ((r.latencies, 50), (r.latencies, 99), (r.warm, 50))]
+        for label, f, tail in (
+            (r.label, r.figures, [*times, r.failed, f"{r.wall:.1f}"]),
+            ("  users after return", r.after, []),
+        ):
+            if f is not None:
+                rows.append([label, *(f"{v:.3f}" for v in astuple(f)), *tail])
+    head = ["run", "exch/user+aud", "gw/agent+user", "list/set", "list/user+srv", "p50", "p99", "warm p50"]
+    table(rows, [*head, "failed", "wall s"])
     out: dict[str, Any] = {"runs": [asdict(r) | {"latencies": None} for r in runs]}
-    with_, without = runs[0], runs[1]
     for name, q in (("p50", 50), ("p99", 99)):
-        ratio = percentile(with_.warm, q) / percentile(without.warm, q)
-        out[f"warm_{name}_ratio"] = ratio
+        out[f"warm_{name}_ratio"] = ratio = percentile(runs[0].warm, q) / percentile(runs[1].warm, q)
         print(f"warm {name} with the store / without: {ratio:.2f}")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))

@@ -2,12 +2,11 @@
 
     uv run python scripts/bench/streams.py [--chunks 100000]
 
-LangChain: ``stream_langgraph`` over ``("messages", (AIMessageChunk, metadata))`` events (what
-``astream(stream_mode=["messages", "updates"])`` yields for a streamed answer). OpenAI:
-``OpenAIUIStreamConverter.frames`` over ``RawResponsesStreamEvent(ResponseTextDeltaEvent)`` events. The events
-are generated lazily, so memory is the converter's own: ``tracemalloc`` peak over a stream of a tenth of
-``--chunks`` and of ``--chunks`` (target: at most 1.1x). Time per chunk from runs without ``tracemalloc``, the
-events' own generation subtracted; floor: ``json.dumps`` of the equivalent ``text-delta`` chunk as an SSE frame.
+LangChain: ``stream_langgraph`` over ``("messages", (AIMessageChunk, metadata))`` events; OpenAI:
+``OpenAIUIStreamConverter.frames`` over ``RawResponsesStreamEvent(ResponseTextDeltaEvent)``. Events are generated
+lazily (memory is the converter's own): ``tracemalloc`` peak at a tenth of ``--chunks`` and at ``--chunks``. Time
+per chunk without ``tracemalloc``, the events' generation subtracted; floor: ``json.dumps`` of a ``text-delta`` SSE
+frame.
 """
 
 from __future__ import annotations

@@ -2,17 +2,10 @@
 
     uv run python scripts/bench/tool_calls.py [--calls 40]
 
-Same tool (``notes_1.list_notes``) four ways, interleaved call by call, medians:
-
-- raw: ``mcp`` ``ClientSession.call_tool`` on a session opened once (the floor);
-- ours, per-turn tools: a tool of ``service.mcp_tools(...)``;
-- ours, seed form: a tool of ``add_tool_servers_to_agent`` / ``get_mcp_tools`` (pooled sessions, reused across
-  calls and turns);
-- adapters' default: a tool of ``MultiServerMCPClient(...).get_tools()`` (a new session per call).
-
-Measured with the emulator's 20 ms per MCP response and with no added latency (our fixed per-call CPU), and the
-MCP requests one call costs at the emulator (initialize, initialized, GET stream, call, DELETE for a session per
-call; the call alone on a pooled session).
+``notes_1.list_notes`` four ways, interleaved call by call, medians, with 20 ms per MCP response and with none:
+raw ``ClientSession.call_tool`` on a session opened once (the floor); ours, a tool of ``service.mcp_tools(...)``;
+ours, seed form (``get_mcp_tools``: pooled sessions); the adapters' default (``MultiServerMCPClient``: a session
+per call). Also the MCP requests one call costs at the emulator.
 """
 
 from __future__ import annotations
