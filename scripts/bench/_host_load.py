@@ -97,7 +97,7 @@ async def run_phase(
             with contextlib.suppress(OSError, ValueError):
                 phase.rss_mib = max(phase.rss_mib, host.rss_mib())
                 if slow:
-                    phase.connections = max(phase.connections, host.connections_to(emu.port))
+                    phase.connections = max(phase.connections, host.sockets()[emu.port, "ESTABLISHED"])
             if slow:
                 phase.logged += [now()] * (host.turn_errors() - logged_before - len(phase.logged))
             if done.is_set():
@@ -142,15 +142,12 @@ def merge(phases: list[Phase]) -> Phase:
     """All latencies and records pooled; CPU and throughput from the sums (rounds of the same phase)."""
     merged = Phase()
     for p in phases:
-        merged.turns += p.turns
-        merged.errors += p.errors
-        merged.wall += p.wall
-        merged.cpu += p.cpu
-        merged.latencies += p.latencies
-        merged.records += p.records
-        merged.logged += p.logged
-        merged.rss_mib = max(merged.rss_mib, p.rss_mib)
-        merged.connections = max(merged.connections, p.connections)
+        for name in ("turns", "errors", "wall", "cpu", "latencies", "records", "logged"):
+            setattr(merged, name, getattr(merged, name) + getattr(p, name))
+        merged.rss_mib, merged.connections = (
+            max(merged.rss_mib, p.rss_mib),
+            max(merged.connections, p.connections),
+        )
         merged.first_error = merged.first_error or p.first_error
     return merged
 

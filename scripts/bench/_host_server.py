@@ -33,7 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _host_floor import Floor, langchain_turn, openai_turn
 from _host_models import OneToolLangChainModel, OneToolOpenAIModel, die_with_parent, serve
-from _host_procs import cprofile_routes
+from _host_profile import cprofile_routes
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "hosted_agent" / "agent.py"
 

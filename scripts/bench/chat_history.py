@@ -77,9 +77,8 @@ async def main() -> None:
                 t0 = time.perf_counter()
                 floor = json.dumps(floor_dicts).encode()
                 s.add("floor", time.perf_counter() - t0)
-    print(
-        f"{n} messages, {args.repeats} interleaved repeats, medians; body {len(body)} bytes (floor {len(floor)})\n"
-    )
+    print(f"{n} messages, {args.repeats} interleaved repeats, medians; ", end="")
+    print(f"body {len(body)} bytes (floor {len(floor)})\n")
     both = {side: s.med(f"{side}_convert") + s.med(f"{side}_serialize") for side in ("oa", "lc")}
     table(
         [
@@ -90,19 +89,12 @@ async def main() -> None:
         ],
         ["", "convert", "serialize", "convert + serialize"],
     )  # fmt: skip
+    ms_convert = s.med("ms_convert")
     checks(
         [
+            check("4", "ours (OpenAI) convert+serialize / Microsoft convert", both["oa"] / ms_convert, 0.5),
             check(
-                "4",
-                "ours (OpenAI) convert+serialize / Microsoft convert",
-                both["oa"] / s.med("ms_convert"),
-                0.5,
-            ),
-            check(
-                "4",
-                "ours (LangChain) convert+serialize / Microsoft convert",
-                both["lc"] / s.med("ms_convert"),
-                0.5,
+                "4", "ours (LangChain) convert+serialize / Microsoft convert", both["lc"] / ms_convert, 0.5
             ),
             check("4", "ours serialize / json.dumps floor", s.med("oa_serialize") / s.med("floor"), 2.0),
         ]

@@ -28,7 +28,8 @@ from typing import Any
 import aiohttp
 from _common import BENCH_DIR, ROOT, EmulatorProcess, emulator_process, start
 from _host_load import Phase, merge, run_phase
-from _host_procs import Host, otlp_collector, profile, running, start_host
+from _host_procs import Host, otlp_collector, running, start_host
+from _host_profile import profile
 from _host_report import report
 
 PROFILES: dict[str, dict[str, Any]] = {

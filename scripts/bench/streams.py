@@ -78,35 +78,19 @@ async def main() -> None:
     for name, (events, convert) in CONVERTERS.items():
         await drain(convert(events(1000)))  # warm-up
         runs = [await drain(convert(events(n))) for _ in range(3)]
-        elapsed, generation = (
-            median([r[0] for r in runs]),
-            median([(await drain(events(n)))[0] for _ in range(3)]),
-        )
+        elapsed = median([r[0] for r in runs])
+        generation = median([(await drain(events(n)))[0] for _ in range(3)])
         p_small, p_big = await peak(convert(events(small))), await peak(convert(events(n)))
         per_chunk = (elapsed - generation) / n
-        rows.append(
-            [name, f"{elapsed * 1000:.0f} ms", f"{generation * 1000:.0f} ms", f"{per_chunk * 1e6:.2f} µs"]
-        )
-        rows[-1] += [
-            f"{per_chunk / floor:.1f}x",
-            runs[0][1],
-            f"{p_small / 1024:.0f} KiB",
-            f"{p_big / 1024:.0f} KiB",
-        ]
+        rows.append([name, f"{elapsed * 1000:.0f} ms", f"{generation * 1000:.0f} ms", f"{per_chunk * 1e6:.2f} µs",
+                     f"{per_chunk / floor:.1f}x", runs[0][1], f"{p_small / 1024:.0f} KiB", f"{p_big / 1024:.0f} KiB"])  # fmt: skip
         results.append(check("6", f"{name}: peak memory {n:,} / {small:,} chunks", p_big / p_small, 1.1))
         results.append(
             ["6", f"{name}: converter time per chunk", f"{per_chunk * 1e6:.2f} µs", "(report)", ""]
         )
     print(f"{n:,} chunks (median of 3); event generation measured separately and subtracted\n")
-    head = [
-        "converter",
-        f"{n:,} chunks",
-        "events alone",
-        "per chunk (converter)",
-        "vs json.dumps SSE floor",
-        "frames",
-    ]
-    table(rows, [*head, f"peak {small:,}", f"peak {n:,}"])
+    table(rows, ["converter", f"{n:,} chunks", "events alone", "per chunk (converter)", "vs json.dumps SSE floor",
+                 "frames", f"peak {small:,}", f"peak {n:,}"])  # fmt: skip
     print(f"floor: json.dumps of one text-delta chunk as an SSE frame = {floor * 1e6:.2f} µs\n")
     checks(results)
 

@@ -95,16 +95,8 @@ async def main() -> None:
          ms(s.med(f"seed_{label}")), ms(s.med(f"default_{label}")), f"{s.med(f'default_{label}') / s.med(f'ours_{label}'):.2f}"]
         for label in ("20ms", "0ms")
     ]  # fmt: skip
-    head = ["added latency", "raw call_tool", "ours (per-turn tools)", "ours / raw"]
-    table(
-        rows,
-        [
-            *head,
-            "ours seed form (add_tool_servers_to_agent)",
-            "adapters default (session per call)",
-            "default / ours",
-        ],
-    )
+    table(rows, ["added latency", "raw call_tool", "ours (per-turn tools)", "ours / raw",
+                 "ours seed form (add_tool_servers_to_agent)", "adapters default (session per call)", "default / ours"])  # fmt: skip
     requests = f"{s.med('requests_seed_20ms'):.1f} / {s.med('requests_default_20ms'):.1f}"
     checks(
         [
