@@ -168,7 +168,7 @@ def report(runs: list[Run], args: argparse.Namespace) -> None:
         times = [ms(percentile(t, q)) for t, q in ((r.latencies, 50), (r.latencies, 99), (r.warm, 50))]
         for label, f, tail in (
             (r.label, r.figures, [*times, r.failed, f"{r.wall:.1f}"]),
-            ("  users after return", r.after, []),
+            ("  users after return", r.after, [""] * 5),
         ):
             if f is not None:
                 rows.append([label, *(f"{v:.3f}" for v in astuple(f)), *tail])
