@@ -1,17 +1,11 @@
 """The floor of the host benchmark: the same hosted turn with no Agent 365 SDK.
 
-Per user, on the first turn: the gateway's server list (one GET with raw aiohttp), then one MCP session per server
-with the raw ``mcp`` client (``initialize`` and ``tools/list``), opened concurrently and **kept** for the user's
-later turns (each session lives in an owner task of its own, as anyio requires; one ``httpx.AsyncClient`` per
-user, on one TLS context). Tokens are taken as given (minted once per user with the emulator's issuer). Each turn
-builds the orchestrator's tools from the kept sessions (the LangChain adapter's converter; a plain
-``FunctionTool`` for the Agents SDK), runs the same scripted model, replies, and POSTs the history to threat
-protection with raw aiohttp. What is left is the orchestrators, hosting-core and the network.
-
-The floor keeps what it listed as current as the SDK does, on the SDK's TTL (``A365_TOOL_CACHE_TTL``, default
-300 s): a user's turn after that asks the gateway for the server list again and lists every kept session's tools
-again, one after the other, in the background (the turn uses what was listed before, as the SDK's does). A floor
-that never listed again would serve a changed tool to no user until the host restarts.
+Per user, on the first turn: the gateway's server list (raw aiohttp), then one raw ``mcp`` session per server,
+opened concurrently and **kept** for the user's later turns (each in an owner task, as anyio requires). Tokens are
+taken as given. Each turn builds the orchestrator's tools from the kept sessions, runs the scripted model, replies
+and POSTs the history to threat protection with raw aiohttp. On the SDK's TTL (``A365_TOOL_CACHE_TTL``) a user's
+turn asks the gateway again and lists every kept session again, in the background, as the SDK keeps its tools
+current (a floor that never did would serve a changed tool to no user).
 """
 
 from __future__ import annotations

@@ -143,6 +143,10 @@ def report(
     return figures
 
 
+def lat(phase: Phase, *qs: float) -> list[str]:
+    return [fmt_ms(percentile(phase.latencies, q)) for q in qs]
+
+
 def tables(run: Any, args: argparse.Namespace, o: str) -> dict[str, Any]:
     """The warm, cold, growth and other phases' tables of one orchestrator; their figures."""
     fig: dict[str, Any] = {}
@@ -150,19 +154,16 @@ def tables(run: Any, args: argparse.Namespace, o: str) -> dict[str, Any]:
     for side, label in LABELS.items():
         if ph := run.get(o, side, "warm"):
             fig[side] = summary(ph)
-            rows.append([label, f"{ph.throughput:.1f}/s", *(fmt_ms(percentile(ph.latencies, q)) for q in (50, 95, 99)),
-                         fmt_ms(ph.cpu_per_turn), ph.connections, f"{ph.rss_mib:.0f} MiB", f"{ph.turns}/{ph.errors}"])  # fmt: skip
+            rows.append([label, f"{ph.throughput:.1f}/s", *lat(ph, 50, 95, 99), fmt_ms(ph.cpu_per_turn),
+                         ph.connections, f"{ph.rss_mib:.0f} MiB", f"{ph.turns}/{ph.errors}"])  # fmt: skip
     print(f"## {o}: warm turns")
-    table(
-        rows,
-        ["host", "turns/s", "p50", "p95", "p99", "CPU/turn", "conns (peak)", "RSS (peak)", "turns/errors"],
-    )
+    head = ["host", "turns/s", "p50", "p95", "p99", "CPU/turn", "conns (peak)", "RSS (peak)", "turns/errors"]
+    table(rows, head)
     rows = []
     for side in ("ours", "floor"):
         if ph := run.get(o, side, "cold"):
             fig[f"cold_{side}"] = summary(ph)
-            lat = (fmt_ms(percentile(ph.latencies, q)) for q in (50, 95))
-            rows.append([LABELS[side], *lat, fmt_ms(ph.cpu_per_turn), f"{ph.turns}/{ph.errors}"])
+            rows.append([LABELS[side], *lat(ph, 50, 95), fmt_ms(ph.cpu_per_turn), f"{ph.turns}/{ph.errors}"])
     print(f"## {o}: cold turns (new users, {args.cold_servers} servers, {args.cold_concurrency} at a time)")
     table(rows, ["host", "p50", "p95", "CPU/turn", "turns/errors"])
     rows = []
@@ -170,9 +171,9 @@ def tables(run: Any, args: argparse.Namespace, o: str) -> dict[str, Any]:
         po, pf = run.get(o, "ours", f"s{n}"), run.get(o, "floor", f"s{n}")
         if po and pf:
             fig[f"growth_s{n}"] = {"ours": summary(po), "floor": summary(pf)}
-            rows.append([f"{n} servers ({args.growth_base} conversations)", fmt_ms(po.cpu_per_turn), fmt_ms(pf.cpu_per_turn),
-                         f"{ratio(po.cpu_per_turn, pf.cpu_per_turn):.2f}", fmt_ms(percentile(po.latencies, 99)),
-                         fmt_ms(percentile(pf.latencies, 99)), f"{po.throughput:.1f}/s", f"{po.rss_mib:.0f} / {pf.rss_mib:.0f} MiB"])  # fmt: skip
+            rows.append([f"{n} servers ({args.growth_base} conversations)", fmt_ms(po.cpu_per_turn),
+                         fmt_ms(pf.cpu_per_turn), f"{ratio(po.cpu_per_turn, pf.cpu_per_turn):.2f}", *lat(po, 99),
+                         *lat(pf, 99), f"{po.throughput:.1f}/s", f"{po.rss_mib:.0f} / {pf.rss_mib:.0f} MiB"])  # fmt: skip
     print(f"## {o}: growth, CPU per warm turn")
     table(rows, ["phase", "ours CPU/turn", "floor CPU/turn", "ours/floor", "ours p99", "floor p99", "ours turns/s",
                  "RSS ours / floor"])  # fmt: skip
@@ -180,8 +181,8 @@ def tables(run: Any, args: argparse.Namespace, o: str) -> dict[str, Any]:
         rows = []  # phases added to host.PHASES without a table of their own
         for side, name in other:
             fig.setdefault("phases", {})[f"{side}/{name}"] = summary(ph := run.get(o, side, name))
-            rows.append([f"{side}/{name}", f"{ph.turns}/{ph.errors}", f"{ph.wall:.1f} s",
-                         *(fmt_ms(percentile(ph.latencies, q)) for q in (50, 99)), fmt_ms(ph.cpu_per_turn)])  # fmt: skip
+            rows.append([f"{side}/{name}", f"{ph.turns}/{ph.errors}", f"{ph.wall:.1f} s", *lat(ph, 50, 99),
+                         fmt_ms(ph.cpu_per_turn)])  # fmt: skip
         print(f"## {o}: other phases")
         table(rows, ["side/phase", "turns/errors", "wall", "p50", "p99", "CPU/turn"])
     return fig

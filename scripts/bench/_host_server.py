@@ -4,18 +4,10 @@ serving, stops when its stdin closes).
     python scripts/bench/_host_server.py --mode ours|floor --orchestrator langchain|openai \
         --emulator URL --secret S [--otel-endpoint URL [--otel-scope global|sdk]]
 
-``ours`` is the hosted example agent (``examples/hosted_agent/agent.py``: AgentApplication + CloudAdapter on
-aiohttp, ``/api/messages``), loaded as users copy it, with the benchmark's one-tool scripted model: the example's
-own agent, built once before any turn for every user (LangChain ``service.create_agent``, OpenAI
-``service.agent_servers``). Every notes server has the same tool names: the SDK exposes the clashing ones as
-``<server>_<tool>``.
-
-``floor`` is the same host (same hosting glue, typing indicator, orchestrators and model) with no SDK
-(``_host_floor.py``). With ``--otel-endpoint`` the SDK tracer and meter providers export OTLP/HTTP to that
-collector (``BatchSpanProcessor``, ``PeriodicExportingMetricReader``), set globally or given to this SDK only, and
-each turn runs in the example's ``invoke_agent`` span. ``POST /_bench/profile/start|stop`` runs cProfile on the
-event loop's thread (when py-spy is not installed). ``SIGUSR1`` writes every asyncio task and its await chain
-to stderr (the host's log): what a host that stopped answering waits on.
+``ours`` is the hosted example agent (``examples/hosted_agent/agent.py``) with the scripted one-tool model, its
+agent built once for every user; ``floor`` the same hosting with no SDK (``_host_floor.py``). ``--otel-endpoint``:
+SDK providers exporting OTLP/HTTP there, set globally or given to this SDK only. ``SIGUSR1`` writes every asyncio
+task and its await chain to stderr (the host's log): what a host that stopped answering waits on.
 """
 
 from __future__ import annotations

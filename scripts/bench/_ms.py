@@ -3,22 +3,12 @@
     python scripts/bench/_ms.py worker   # driven by _common.ms_worker
     python scripts/bench/_ms.py host     # started by _host_procs.start_host(..., "ms", "openai")
 
-Runs with the Python of the baseline venv (``.bench-venv/ms``, made by ``_common.ms_python()``), never with the
-workspace's: it must not import ``agents_a365``. Environment (``_common.ms_env``): ``MCP_PLATFORM_ENDPOINT`` (the
-emulator), ``ENVIRONMENT=Production`` (gateway path), ``BENCH_TOKEN_SECRET`` (the emulator's HS256 secret); tokens
-are minted in-process (``_Authorization``), as on our side.
-
-- ``worker`` reads one JSON command per line on stdin and answers one JSON line on stdout, so the bench process
-  interleaves its own measurements with Microsoft's against the same emulator.
-- ``host`` is the host benchmark's Microsoft host: the example's hosting (AgentApplication + CloudAdapter on
-  aiohttp, ``/api/messages``, anonymous development connections); each turn: typing indicator,
-  ``add_tool_servers_to_agent`` (Microsoft connects every server on every turn: it keeps nothing between turns),
-  ``Runner.run`` with the one-tool scripted model, the reply, ``send_chat_history_messages`` of the session's
-  items, the servers cleaned up. Microsoft's clone drops ``mcp_config``, so it is set on the returned agent (what
-  a user must do when servers share tool names). Prints ``ready <url>``; stops when stdin closes.
-
-``make_openai_items`` and ``tcp_connects`` are stdlib-only and shared with the bench scripts, so both sides
-convert the same items and count connections alike.
+Runs with the baseline venv's Python (``_common.ms_python()``), never the workspace's: it must not import
+``agents_a365``. Environment: ``_common.ms_env``; tokens are minted in-process (``_Authorization``), as on our side.
+``worker`` answers one JSON command per stdin line with one JSON line, so the bench interleaves its measurements
+with Microsoft's. ``host`` is ``host.py``'s Microsoft host (the example's hosting; each turn connects every server,
+``Runner.run`` with the scripted model, replies, sends the history, cleans up); it prints ``ready <url>`` and stops
+when stdin closes. ``make_openai_items`` and ``tcp_connects`` are stdlib-only, shared with our side.
 """
 
 from __future__ import annotations

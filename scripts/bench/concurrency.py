@@ -177,12 +177,21 @@ async def layers(
 
         async def bounded(client: httpx.AsyncClient) -> bool:
             async with limit:
-                sent = await request_bounded(client, "POST", url, headers=headers, content=BODY, timeout=deadline, max_bytes=cap)  # fmt: skip
-                return sent.is_success
+                options: dict[str, Any] = {
+                    "headers": headers,
+                    "content": BODY,
+                    "timeout": deadline,
+                    "max_bytes": cap,
+                }
+                return (await request_bounded(client, "POST", url, **options)).is_success
 
         async def send_loop() -> bool:
-            telemetry, cfg = SendTelemetry(read_turn(turn)), service.configuration
-            sent = await send_chat_history_request(service.http_client, url, BODY, headers, cfg, loop_slots, telemetry)  # fmt: skip
+            client, cfg, telemetry = (
+                service.http_client,
+                service.configuration,
+                SendTelemetry(read_turn(turn)),
+            )
+            sent = await send_chat_history_request(client, url, BODY, headers, cfg, loop_slots, telemetry)
             return sent.succeeded
 
         runs: dict[str, Send] = {
