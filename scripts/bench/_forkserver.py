@@ -181,12 +181,18 @@ def _serve(control: socket.socket) -> tuple[dict[str, Any], list[int]]:
                 socket.send_fds(control, [json.dumps({"pid": pid}).encode()], [pidfd])
 
 
-def _become(request: dict[str, Any], fds: list[int], zygote: int) -> None:
-    """In the child: die with the zygote, take the request's streams, argv, environment and cwd; run it."""
+def die_with_parent(parent: int | None = None) -> None:
+    """Linux: SIGTERM when this process's parent dies (the benchmark, or the zygote), so nothing outlives an
+    interrupted run; exit at once if it already has (the parent is init, or no longer ``parent``)."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    if os.getppid() != zygote:
+    if os.getppid() == 1 or parent not in (None, os.getppid()):
         os._exit(1)
+
+
+def _become(request: dict[str, Any], fds: list[int], zygote: int) -> None:
+    """In the child: die with the zygote, take the request's streams, argv, environment and cwd; run it."""
+    die_with_parent(zygote)
     for n, fd in enumerate(fds):
         os.dup2(fd, n)
         os.close(fd)

@@ -1,6 +1,6 @@
 """What every host process of the host benchmark shares (ours, the floor's, Microsoft's in its own venv): the
 scripted models, each turn calling one tool (``list_notes`` of the first notes server) then answering from its
-result (no network, deterministic, the same script for every side), ``serve`` and ``die_with_parent``.
+result (no network, deterministic, the same script for every side), and ``serve``.
 
 The OpenAI model imports only the Agents SDK, so Microsoft's host (no LangChain) uses it too.
 """
@@ -8,9 +8,6 @@ The OpenAI model imports only the Agents SDK, so Microsoft's host (no LangChain)
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import signal
 import sys
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -22,16 +19,6 @@ from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessa
 TOOL = "list_notes"
 """The tool every turn calls. Every notes server has it; hosts prefix it with the server's name when there are
 several (``notes_1_list_notes``), so the model takes the first name that ends with it."""
-
-
-def die_with_parent() -> None:
-    """Linux: SIGTERM when the benchmark process dies, so no host outlives an interrupted run."""
-    import ctypes
-
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    if os.getppid() == 1:
-        os._exit(1)
 
 
 async def read_stdin() -> asyncio.StreamReader:

@@ -23,8 +23,9 @@ from types import ModuleType
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _forkserver import die_with_parent
 from _host_floor import Floor, langchain_turn, openai_turn
-from _host_models import OneToolLangChainModel, OneToolOpenAIModel, die_with_parent, serve
+from _host_models import OneToolLangChainModel, OneToolOpenAIModel, serve
 from _host_profile import cprofile_routes
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "hosted_agent" / "agent.py"

@@ -264,7 +264,7 @@ async def host() -> None:
 
 
 if __name__ == "__main__":
-    from _host_models import die_with_parent
+    from _forkserver import die_with_parent
 
     die_with_parent()
     logging.basicConfig(level=logging.CRITICAL)
