@@ -240,6 +240,7 @@ async def host() -> None:
         session = SQLiteSession(context.activity.conversation.id)
         try:
             agent = await service.add_tool_servers_to_agent(template, auth, "AGENTIC", context)
+            # Microsoft's clone drops mcp_config: set on the returned agent, as a user must when servers share tool names.
             agent.mcp_config = {"include_server_in_tool_names": True}
             try:
                 result = await Runner.run(agent, context.activity.text, session=session)
