@@ -163,8 +163,12 @@ class Window:
     failed: dict[str, int]
     logged: dict[str, int]
 
+    def lost(self, side: str) -> int:
+        """Its failed turns: those the load generator saw and those the host logged."""
+        return self.failed[side] + self.logged[side]
+
     def rate(self, side: str) -> float:
-        return (self.failed[side] + self.logged[side]) / self.turns[side] if self.turns[side] else 0.0
+        return self.lost(side) / self.turns[side] if self.turns[side] else 0.0
 
 
 def windows(

@@ -23,7 +23,7 @@ from typing import Any
 
 import aiohttp
 from _common import emulator_process, start, table, verdict
-from _host_load import Window, run_phase, windows, windows_table
+from _host_load import Phase, Window, run_phase, windows, windows_table
 from _host_procs import Host, now, running, start_host
 
 SERVERS, FROZEN, SIDES, MAX_FAILED = 8, "notes_8", ("ours", "floor"), 0.01
@@ -40,13 +40,14 @@ async def run_one(mode: str, orchestrator: str, args: argparse.Namespace) -> Non
             users = [
                 [f"{mode}-{orchestrator}-{side}-{i}" for i in range(args.conversations)] for side in SIDES
             ]
-            firsts = await asyncio.gather(
-                *(
-                    run_phase(http, h, emu, users=u, servers=SERVERS, concurrency=args.first_concurrency)
-                    for h, u in zip(hosts, users, strict=True)
+
+            async def both(**options: Any) -> list[Phase]:
+                pairs = zip(hosts, users, strict=True)
+                return await asyncio.gather(
+                    *(run_phase(http, h, emu, users=u, servers=SERVERS, **options) for h, u in pairs)
                 )
-            )
-            for side, first in zip(SIDES, firsts, strict=True):
+
+            for side, first in zip(SIDES, await both(concurrency=args.first_concurrency), strict=True):
                 if first.errors:
                     print(
                         f"  ! {orchestrator}/{side}: {first.errors} first turns failed ({first.first_error})"
@@ -56,25 +57,18 @@ async def run_one(mode: str, orchestrator: str, args: argparse.Namespace) -> Non
                 flush=True,
             )
             t0, timeout = now() + args.before, aiohttp.ClientTimeout(total=args.turn_timeout)
-            until = t0 + args.stop + args.after
             marks = asyncio.create_task(log_marks(hosts[0], t0, args))
-            _, *phases = await asyncio.gather(
-                disturb(mode, emu, args),
-                *(
-                    run_phase(http, h, emu, users=u, servers=SERVERS, think=args.think_ms / 1000, until=until, timeout=timeout)
-                    for h, u in zip(hosts, users, strict=True)
-                ),
-            )  # fmt: skip
-            rows = windows(
-                dict(zip(SIDES, phases, strict=True)), t0, args.before, args.stop, args.after, args.window
-            )
+            warm = both(think=args.think_ms / 1000, until=t0 + args.stop + args.after, timeout=timeout)
+            _, phases = await asyncio.gather(disturb(mode, emu, args), warm)
+            sides = dict(zip(SIDES, phases, strict=True))
+            rows = windows(sides, t0, args.before, args.stop, args.after, args.window)
             lines = error_lines(hosts[0], await marks + [hosts[0].log.stat().st_size])
         print(f"\n{mode} / {orchestrator} (failed turns: load generator + host log / turns)")
         table(windows_table(rows, args.window), ["window (from the disturbance)", "phase", *SIDES])
         for w, first in zip(rows, lines, strict=False):
             for line in first:
                 print(f"  ours' log {w.start:+g}..{w.start + args.window:+g} s: {line}")
-        for side, phase in zip(SIDES, phases, strict=True):
+        for side, phase in sides.items():
             if phase.first_error:
                 print(f"  {side}'s first load-generator error: {phase.first_error}")
         for name, ok, detail in targets(mode, rows, args):
@@ -109,27 +103,18 @@ def error_lines(host: Host, marks: list[int], first: int = 3) -> list[list[str]]
 
 
 def targets(mode: str, rows: list[Window], args: argparse.Namespace) -> list[tuple[str, bool, str]]:
-    def failed(w: Window, side: str) -> int:
-        return w.failed[side] + w.logged[side]
-
     if mode == "server":
-        n = sum(failed(w, "ours") for w in rows)
+        n = sum(w.lost("ours") for w in rows)
         return [(f"{FROZEN} frozen: ours fails no turn", n == 0, f"{n} failed")]
     late = [w for w in rows if w.start >= args.stop + args.recovery - args.window - 1e-9]
     worst = max((w.rate("ours") for w in late), default=None)
-    over = [f"{w.start:+g} s" for w in rows if failed(w, "ours") > failed(w, "floor")]
+    over = ", ".join(f"{w.start:+g} s" for w in rows if w.lost("ours") > w.lost("floor"))
+    late_detail = "n/a: no window that late" if worst is None else f"worst {worst:.1%}"
     return [
-        (
-            f"after the resume: ours < 1 % failed within {args.recovery:g} s",
-            worst is not None and worst < MAX_FAILED,
-            "n/a: no window that late" if worst is None else f"worst {worst:.1%}",
-        ),
-        (
-            "every window: ours fails no more turns than the floor",
-            not over,
-            "over in " + (", ".join(over) or "none"),
-        ),
-    ]
+        (f"after the resume: ours < 1 % failed within {args.recovery:g} s", worst is not None and worst < MAX_FAILED,
+         late_detail),
+        ("every window: ours fails no more turns than the floor", not over, "over in " + (over or "none")),
+    ]  # fmt: skip
 
 
 async def main() -> None:
