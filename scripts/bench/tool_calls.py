@@ -5,7 +5,7 @@
 ``notes_1.list_notes`` four ways, interleaved call by call, medians, with 20 ms per MCP response and with none:
 raw ``ClientSession.call_tool`` on a session opened once (the floor); ours, a tool of ``service.mcp_tools(...)``;
 ours, seed form (``get_mcp_tools``: pooled sessions); the adapters' default (``MultiServerMCPClient``: a session
-per call). Also the MCP requests one call costs at the emulator.
+per call).
 """
 
 from __future__ import annotations
@@ -71,12 +71,6 @@ async def measure(emu: Any, service: McpToolRegistrationService, calls: int, lab
             await timed(s, f"raw_{label}", session.call_tool("list_notes", {}))
             for name, tool in (("ours", ours), ("seed", seed), ("default", default)):
                 await timed(s, f"{name}_{label}", tool.ainvoke({}))
-    for name, tool in (("seed", seed), ("default", default)):
-        await asyncio.to_thread(emu.control, "DELETE", "/requests")
-        for _ in range(10):
-            await tool.ainvoke({})
-        recorded = await asyncio.to_thread(emu.control, "GET", "/requests?route=mcp&server=notes_1")
-        s.add(f"requests_{name}_{label}", len(recorded) / 10)
 
 
 async def main() -> None:
@@ -97,12 +91,10 @@ async def main() -> None:
     ]  # fmt: skip
     table(rows, ["added latency", "raw call_tool", "ours (per-turn tools)", "ours / raw",
                  "ours seed form (add_tool_servers_to_agent)", "adapters default (session per call)", "default / ours"])  # fmt: skip
-    requests = f"{s.med('requests_seed_20ms'):.1f} / {s.med('requests_default_20ms'):.1f}"
     checks(
         [
             check("3", "ours / raw call_tool (20 ms)", s.med("ours_20ms") / s.med("raw_20ms"), 1.3),
             check("15", "seed form / raw call_tool (20 ms)", s.med("seed_20ms") / s.med("raw_20ms"), 1.3),
-            ["15", "MCP requests per call: seed form / adapters default", requests, "(info)", ""],
         ]
     )
 
