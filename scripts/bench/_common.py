@@ -281,14 +281,15 @@ async def ms_worker(emulator: EmulatorProcess) -> AsyncIterator[Callable[..., Aw
     command = [str(await asyncio.to_thread(ms_python)), str(BENCH_DIR / "_ms.py"), "worker"]
     pipe = subprocess.PIPE
     process = subprocess.Popen(command, stdin=pipe, stdout=pipe, env=ms_env(emulator), text=True)  # noqa: ASYNC220
-    assert process.stdin is not None
-    assert process.stdout is not None
+    stdin, stdout = process.stdin, process.stdout
+    assert stdin is not None
+    assert stdout is not None
 
     async def call(op: str | None = None, **args: Any) -> dict[str, Any]:
         if op is not None:
-            process.stdin.write(json.dumps({"op": op, **args}) + "\n")
-            process.stdin.flush()
-        line = await asyncio.to_thread(process.stdout.readline)
+            stdin.write(json.dumps({"op": op, **args}) + "\n")
+            stdin.flush()
+        line = await asyncio.to_thread(stdout.readline)
         result: dict[str, Any] = json.loads(line) if line else {"error": "the worker exited"}
         if "error" in result:
             raise RuntimeError(f"baseline {op or 'start'} failed: {result['error']}")

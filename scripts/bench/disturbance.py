@@ -65,8 +65,8 @@ async def run_one(mode: str, orchestrator: str, args: argparse.Namespace) -> Non
             lines = error_lines(hosts[0], await marks + [hosts[0].log.stat().st_size])
         print(f"\n{mode} / {orchestrator} (failed turns: load generator + host log / turns)")
         table(windows_table(rows, args.window), ["window (from the disturbance)", "phase", *SIDES])
-        for w, first in zip(rows, lines, strict=False):
-            for line in first:
+        for w, found in zip(rows, lines, strict=False):
+            for line in found:
                 print(f"  ours' log {w.start:+g}..{w.start + args.window:+g} s: {line}")
         for side, phase in sides.items():
             if phase.first_error:
