@@ -59,6 +59,31 @@ class WatchedStore(RedisStore):
         return taken
 
 
+class LateStore(RedisStore):
+    """A replica that asks for a lease only once ``let_go`` is set: slow between its miss and its lease."""
+
+    def __init__(self, url: str, let_go: asyncio.Event) -> None:
+        super().__init__(url)
+        self.let_go = let_go
+
+    async def set_if_absent(self, key: str, value: bytes, ttl: float) -> bool:
+        await self.let_go.wait()
+        return await super().set_if_absent(key, value, ttl)
+
+
+class ReleasingStore(RedisStore):
+    """The real store, telling the test when its replica first let go of a lease (its value saved)."""
+
+    def __init__(self, url: str, let_go: asyncio.Event) -> None:
+        super().__init__(url)
+        self.let_go = let_go
+
+    async def delete(self, key: str) -> None:
+        await super().delete(key)
+        if key.startswith("a365:lease:"):
+            self.let_go.set()
+
+
 class SteppingClock:
     """Each reading is a second later than the one before: a waiter's deadline passes after a few polls."""
 
@@ -82,6 +107,20 @@ async def test_replicas_cold_at_once_reach_the_origin_once_per_key(
     assert len(emulator.requests_for("gateway")) == len(users)
     assert authorization.exchange_count == 2 * len(users)  # per user and audience
     assert not [k for k in redis.contents() if k.startswith(b"a365:lease:")]  # every holder let go
+
+
+async def test_a_lease_taken_after_another_replica_saved_reads_what_it_saved(
+    emulator: Emulator, replicas: Replicas, redis: RedisServer
+) -> None:
+    # Both miss; one creates, saves and lets go before the other asks for the lease, which it then gets at once.
+    authorization, let_go = emulator.authorization(), asyncio.Event()
+    first = replicas(clock=FakeClock(), store=ReleasingStore(redis.url, let_go), request_timeout=LEASE)
+    late = replicas(clock=FakeClock(), store=LateStore(redis.url, let_go), request_timeout=LEASE)
+    async with asyncio.timeout(GUARD):
+        await asyncio.gather(*(first_turn(s, authorization, "dana-4f0c2a9e") for s in (first, late)))
+    assert authorization.exchange_count == 2  # per audience: the late replica read the tokens the first saved
+    assert len(emulator.requests_for("gateway")) == 1
+    assert lists(emulator) == 2
 
 
 async def test_a_failing_holder_lets_the_waiter_go_to_the_origin(

@@ -179,7 +179,8 @@ class AsyncTTLCache(Generic[V]):
                 found = await below.load(key)
                 if found is None:  # one replica goes to the origin, the others wait for what it saves
                     taken, waited = await below.level.lease(below.name, key)
-                    found = await below.load(key) if waited else None
+                    # Read again once the lease is ours: another replica may have saved and let go since the miss.
+                    found = await below.load(key) if taken or waited else None
                 if found is not None:
                     value, ttl, age = found  # another replica's (or an earlier run's): as old as it is there
                     self.put(key, value, ttl + age, age)
