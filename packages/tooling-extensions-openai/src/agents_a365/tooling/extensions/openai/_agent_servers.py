@@ -10,6 +10,8 @@ Names are unique across the servers and the agent's own tools (the core's rule),
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -110,13 +112,27 @@ class A365Agent(Agent[TContext]):
         agent = A365Agent(name="mailer", model=model, agent_servers=service.agent_servers(app.auth, "AGENTIC"))
         result = await Runner.run(agent, text, context=turn_context)
 
-    Each run offers its user's servers' tools; each call resolves its turn, as ``A365AgentServers`` does.
+    Each run offers its user's servers' tools, worked out once per run (the Agents SDK asks before each model call
+    and again while it resolves tool calls); each call resolves its turn, as ``A365AgentServers`` does.
     """
 
     agent_servers: A365AgentServers | None = None
     _converted: tuple[Any, dict[int, FunctionTool]] | None = field(default=None, init=False, repr=False)
+    # A run's tools by its context's id (with a weak reference to check it is that run), until the run is gone.
+    _runs: dict[int, tuple[weakref.ref[Any], list[Any]]] = field(default_factory=dict, init=False, repr=False)
 
     async def get_mcp_tools(self, run_context: RunContextWrapper[TContext]) -> list[Any]:
+        key = id(run_context)
+        seen = self._runs.get(key)
+        if seen is not None and seen[0]() is run_context:
+            return list(seen[1])
+        tools = await self._run_tools(run_context)
+        with contextlib.suppress(TypeError):  # a context that cannot be weakly referenced: not kept
+            self._runs[key] = (weakref.ref(run_context), tools)
+            weakref.finalize(run_context, self._runs.pop, key, None)
+        return list(tools)
+
+    async def _run_tools(self, run_context: RunContextWrapper[TContext]) -> list[Any]:
         tools: list[Any] = await super().get_mcp_tools(run_context)
         servers = self.agent_servers
         if servers is None:
