@@ -10,7 +10,6 @@ Names are unique across the servers and the agent's own tools (the core's rule),
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -122,15 +121,12 @@ class A365Agent(Agent[TContext]):
     _runs: dict[int, tuple[weakref.ref[Any], list[Any]]] = field(default_factory=dict, init=False, repr=False)
 
     async def get_mcp_tools(self, run_context: RunContextWrapper[TContext]) -> list[Any]:
-        key = id(run_context)
-        seen = self._runs.get(key)
-        if seen is not None and seen[0]() is run_context:
-            return list(seen[1])
-        tools = await self._run_tools(run_context)
-        with contextlib.suppress(TypeError):  # a context that cannot be weakly referenced: not kept
-            self._runs[key] = (weakref.ref(run_context), tools)
+        seen = self._runs.get(key := id(run_context))
+        if seen is None or seen[0]() is not run_context:
+            seen = (weakref.ref(run_context), await self._run_tools(run_context))
+            self._runs[key] = seen
             weakref.finalize(run_context, self._runs.pop, key, None)
-        return list(tools)
+        return list(seen[1])
 
     async def _run_tools(self, run_context: RunContextWrapper[TContext]) -> list[Any]:
         tools: list[Any] = await super().get_mcp_tools(run_context)

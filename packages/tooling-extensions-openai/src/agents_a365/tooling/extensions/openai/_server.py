@@ -138,13 +138,8 @@ class A365MCPServer(NotesTurn):
         **options: Any,
     ) -> None:
         super().__init__(**options)
-        self.config = config
-        self.cache_tools_list = cache_tools_list
-        self.tool_filter = tool_filter
-        self._pool = pool
-        self._connected = False
-        self._closed = False
-        self._tool_cache = tool_cache
+        self.config, self.cache_tools_list, self.tool_filter = config, cache_tools_list, tool_filter
+        self._pool, self._tool_cache, self._connected, self._closed = pool, tool_cache, False, False
         self._calltime = calltime  # how each request finds its turn's config (None: ``config`` as given)
         names = list(exposed_names) if exposed_names is not None else [t.name for t in tools]
         # exposed name -> the server's own; computed once, the same on every list_tools of the turn.
