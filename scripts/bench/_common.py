@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -71,20 +71,26 @@ def make_turn(agent_id: str, user: str = "user-1", text: str = "What is on my ca
 # -- the command line and the report -------------------------------------------------------------------------
 
 
-def start(title: str, argv: Sequence[str] | None = None, **options: Any) -> argparse.Namespace:
+def start(
+    title: str, argv: Sequence[str] | None = None, helps: Mapping[str, str] | None = None, **options: Any
+) -> argparse.Namespace:
     """A bench's flags, its log level and the report's header. Each option is ``--name`` (``_`` -> ``-``), typed
-    by its default: a bool is a switch, a list repeatable, ``None`` a string."""
+    by its default: a bool is a switch, a list repeatable, a tuple its choices (the first the default), ``None``
+    a string; ``helps``: the flags' help texts, by name."""
     parser = argparse.ArgumentParser(
         description=sys.modules["__main__"].__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     for name, default in options.items():
-        flag = "--" + name.replace("_", "-")
+        flag, described = "--" + name.replace("_", "-"), {"help": (helps or {}).get(name)}
         if isinstance(default, bool):
-            parser.add_argument(flag, action="store_true")
+            parser.add_argument(flag, action="store_true", **described)
         elif isinstance(default, list):
-            parser.add_argument(flag, action="append", default=[])
+            parser.add_argument(flag, action="append", default=[], **described)
+        elif isinstance(default, tuple):
+            parser.add_argument(flag, choices=default, default=default[0], **described)
         else:
-            parser.add_argument(flag, type=str if default is None else type(default), default=default)
+            kind = str if default is None else type(default)
+            parser.add_argument(flag, type=kind, default=default, **described)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
     one, five, _ = os.getloadavg()

@@ -214,8 +214,11 @@ def _become(request: dict[str, Any], fds: list[int], zygote: int) -> None:
             runpy.run_path(argv[0], run_name="__main__")
         _exit_code[0] = 0
     except SystemExit as stop:  # as Python exits: its code, or its message on stderr and 1
-        code = stop.code
-        _exit_code[0] = code or 0 if isinstance(code, int | None) else print(code, file=sys.stderr) or 1
+        if isinstance(stop.code, int | None):
+            _exit_code[0] = stop.code or 0
+        else:
+            print(stop.code, file=sys.stderr)
+            _exit_code[0] = 1
 
 
 _exit_code = [1]  # a child's, once its script ended (an uncaught exception: 1, as Python)

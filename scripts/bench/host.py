@@ -63,13 +63,27 @@ def new_users(n: int, tag: str) -> list[str]:
     return [f"u{batch}-{tag}-{i}" for i in range(n)]
 
 
+HELPS = {
+    "first_concurrency": "users whose first (unmeasured) turn runs at once: more overload the emulator's one event loop",
+    "think_ms": "each user's pause before a warm turn of the main phase (±50 %%); 0 = closed loop (saturated hosts)",
+    "no_ms": "skip Microsoft's host",
+    "no_otel": "skip the OTel hosts",
+    "no_sends": "skip concurrency.py (sends target)",
+    "profile": "profile a warm phase of our hosts",
+    "profiler": "auto: py-spy if installed",
+    "json": "also write the figures as JSON",
+}
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The flags (the sizes: ``--quick``'s unless ``--full`` or given), the log level and the report's header."""
     args = start(
         "A busy host (issue 26)", argv, quick=False, full=False, orchestrators="langchain,openai",
         **dict.fromkeys(PROFILES["quick"]), first_concurrency=8, think_ms=0.0, latency_ms=20.0, no_ms=False,
-        no_otel=False, no_sends=False, profile=False, profiler="auto", json=None,
+        no_otel=False, no_sends=False, profile=False, profiler=("auto", "cprofile"), json=None, helps=HELPS,
     )  # fmt: skip
+    if args.quick and args.full:
+        raise SystemExit("host.py: --quick or --full, not both")
     for key, value in PROFILES["full" if args.full else "quick"].items():
         setattr(args, key, value if getattr(args, key) is None else type(value)(getattr(args, key)))
     args.orchestrators = [o for o in args.orchestrators.split(",") if o]

@@ -186,6 +186,8 @@ async def main() -> None:
     args = start(
         "Replicas sharing one cache (issue 40)", users=1000, turns=3, replicas=4, concurrency=32, outage=10.0,
         warm_users=100, store_timeout=0.05, json=None,
+        helps={"outage": "seconds; 0: no outage run", "store_timeout": "A365_CACHE_STORE_TIMEOUT, s",
+               "json": "write the figures here"},
     )  # fmt: skip
     executable, why = find_redis_server()
     if executable is None:
