@@ -1,19 +1,22 @@
 """Root test configuration: the emulator fixture comes from the agents-a365-emulator pytest plugin (opt-in);
-bytecode written and shared, the order of the tests, the ``serial`` marker and the collector's frozen generation
-(see each hook)."""
+bytecode written and shared, what the tests install started in the background, the order of the tests, the
+``serial`` marker and the collector's frozen generation (see each hook)."""
 
 from __future__ import annotations
 
 import compileall
 import gc
 import os
+import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from node_tools import NODE_MISSING, Node, find_node
+from support.installs import APT_TIMEOUT, start_in_background
 from support.serial import run_alone_or_alongside
 
 pytest_plugins = ["agents_a365.emulator.pytest_plugin"]
@@ -23,13 +26,23 @@ pytest_plugins = ["agents_a365.emulator.pytest_plugin"]
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 ROOT = Path(__file__).resolve().parents[1]
+_INSTALLS = pytest.StashKey[subprocess.Popen[bytes]]()
+# The fixtures of what tests/support/installs.py installs (apt-get, npm).
+INSTALLED = frozenset(
+    {"chromium", "puppeteer", "chat_page_build", "playground", "node_client", "redis_server"}
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Before the workers start, the workspace's own sources are compiled once (the libraries were, at
-    ``uv sync --compile-bytecode``; editable members are not): otherwise every worker and every process
-    they start compiles them."""
+    """Before the workers start, what they will install starts in the background (``support/installs.py``),
+    and the workspace's own sources are compiled once (the libraries were, at ``uv sync --compile-bytecode``;
+    editable members are not): otherwise every worker and every process they start compiles them."""
     if not hasattr(config, "workerinput"):
+        # Workers to come: what they will install starts now (locked with fcntl: POSIX only).
+        if config.getoption("numprocesses", None) and os.name == "posix":
+            config.stash[_INSTALLS] = start_in_background(
+                Path(tempfile.gettempdir()) / "a365-tests-installs.log"
+            )
         for folder in (
             *ROOT.glob("packages/*/src"),
             *(ROOT / f for f in ("tests/support", "scripts", "examples")),
@@ -37,13 +50,28 @@ def pytest_configure(config: pytest.Config) -> None:
             compileall.compile_dir(folder, quiet=2)
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The background installs end with the run (they are done long before, unless apt-get hangs)."""
+    if (installs := config.stash.get(_INSTALLS, None)) is not None:
+        try:
+            installs.wait(timeout=APT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            installs.kill()
+            installs.wait()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests marked ``serial`` first, then those marked ``slow`` (tens of seconds each), then the rest: the
     parallel workers (pytest-xdist, ``-n 3`` in the README's command) then fill in with the short ones
-    instead of one worker finishing a long test alone at the end. Every worker sorts the same collection
-    the same way."""
+    instead of one worker finishing a long test alone at the end. The slow ones that need something
+    installed go after the other slow ones: on a clean machine the background installs have had time.
+    Every worker sorts the same collection the same way."""
     items.sort(
-        key=lambda item: (item.get_closest_marker("serial") is None, item.get_closest_marker("slow") is None)
+        key=lambda item: (
+            item.get_closest_marker("serial") is None,
+            item.get_closest_marker("slow") is None,
+            not INSTALLED.isdisjoint(getattr(item, "fixturenames", ())),
+        )
     )
 
 

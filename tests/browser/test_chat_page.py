@@ -24,7 +24,7 @@ from ui_stream_app.__main__ import build_app, get_weather  # noqa: E402
 from ui_stream_app.app import create_langchain_app  # noqa: E402
 from ui_stream_app.scripted import ScriptedChatModel  # noqa: E402
 
-pytestmark = pytest.mark.slow  # started first on the parallel workers (tests/conftest.py)
+pytestmark = pytest.mark.slow  # started early on the parallel workers (tests/conftest.py)
 
 set_tracing_disabled(True)
 DRIVER_TIMEOUT = 120

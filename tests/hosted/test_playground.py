@@ -24,8 +24,9 @@ import aiohttp
 import pytest
 
 from agents_a365.emulator import Emulator
-from node_tools import Node, install_lock, npm_ci
+from node_tools import Node
 from support.hosted import load_hosted_agent, serve_hosted_agent
+from support.installs import ensure_npm
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAYGROUND_DIR = Path(__file__).parent / "playground"
@@ -39,9 +40,7 @@ USER_ID = "user-id-0"  # the Playground's current user (its /_internal/v1/config
 @pytest.fixture(scope="module")
 def playground(node: Node) -> Path:
     """The pinned Playground CLI (``npm ci`` against the committed lock file, once)."""
-    with install_lock(PLAYGROUND_DIR):
-        if not CLI.exists():
-            npm_ci(node, PLAYGROUND_DIR)
+    ensure_npm(node, "playground")
     return CLI
 
 

@@ -1,65 +1,24 @@
 """A real ``redis-server`` (Debian's package) on a free 127.0.0.1 port, for the tests and the replicas bench.
 
-The package is installed when missing, as the browser tests install Chromium (``apt-get``, as root on
-Debian), under a file lock so that parallel pytest-xdist workers install it once. Each server runs with no
-persistence and is stopped by its owner (a session fixture, the bench).
+The package is installed when missing (``apt-get``, as root on Debian: ``tests/support/installs.py``), once
+for parallel pytest-xdist workers. Each server runs with no persistence and is stopped by its owner (a session
+fixture, the bench).
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import os
-import shutil
 import socket
 import subprocess
-import tempfile
 import time
-from pathlib import Path
 
 import redis
 
-APT_TIMEOUT = 600
-LOCK = Path(tempfile.gettempdir()) / "a365-apt-redis.lock"
+from support.installs import ensure_redis_server
+
 START_TIMEOUT = 10.0
 
 
-def _which() -> str | None:
-    return (
-        os.environ.get("A365_REDIS_SERVER")
-        or shutil.which("redis-server")
-        or ("/usr/bin/redis-server" if Path("/usr/bin/redis-server").exists() else None)
-    )
-
-
-def find_redis_server() -> tuple[str | None, str]:
-    """``(path, '')``, installing Debian's ``redis-server`` when possible, else ``(None, why not)``."""
-    if found := _which():
-        return found, ""
-    if shutil.which("apt-get") is None:
-        return None, "no redis-server and no apt-get on this machine"
-    if os.geteuid() != 0:
-        return None, "no redis-server and not root (run: sudo apt-get install -y redis-server)"
-    # policy-rc.d's 101 would stop the package's own service starting, but it is the machine's file: the
-    # package's service is stopped after the install instead (the tests run their own servers).
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    with LOCK.open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another worker may be installing it: wait, then look again
-        if found := _which():
-            return found, ""
-        for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "redis-server"]):
-            try:
-                done = subprocess.run(command, capture_output=True, text=True, timeout=APT_TIMEOUT, env=env)
-            except subprocess.TimeoutExpired:
-                return None, f"{' '.join(command)} did not finish within {APT_TIMEOUT} s"
-            if done.returncode != 0:
-                return None, f"{' '.join(command)} failed: {done.stderr[-500:]}"
-        with contextlib.suppress(
-            OSError, subprocess.SubprocessError
-        ):  # its init script, where it started one
-            subprocess.run(["service", "redis-server", "stop"], capture_output=True, timeout=30)
-    found = _which()
-    return found, "" if found else "apt-get installed no redis-server"
+find_redis_server = ensure_redis_server  # (path, '') or (None, why not)
 
 
 def free_port() -> int:

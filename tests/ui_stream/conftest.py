@@ -1,4 +1,4 @@
-"""UI message stream tests: the real AI SDK client validates our SSE (installed by ``npm ci`` here)."""
+"""UI message stream tests: the real AI SDK client validates our SSE (``npm ci``: ``tests/support/installs.py``)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from agents import set_tracing_disabled
 
-from node_tools import Node, install_lock, npm_ci
+from node_tools import Node
+from support.installs import ensure_npm
 from support.ui_client import Validate
 
 JS_DIR = Path(__file__).parent / "js"
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
-NPM_TIMEOUT = 300
 NODE_TIMEOUT = 120
 
 
@@ -23,24 +23,10 @@ NODE_TIMEOUT = 120
 set_tracing_disabled(True)
 
 
-def _pinned_ai_version() -> str:
-    return str(json.loads((JS_DIR / "package.json").read_text())["dependencies"]["ai"])
-
-
-def _installed_ai_version() -> str | None:
-    manifest = JS_DIR / "node_modules" / "ai" / "package.json"
-    if not manifest.exists():
-        return None
-    return str(json.loads(manifest.read_text())["version"])
-
-
 @pytest.fixture(scope="session")
 def node_client(node: Node) -> Path:
     """Installs the pinned ``ai`` package from the npm registry (``npm ci``, lock file committed)."""
-    with install_lock(JS_DIR):
-        if _installed_ai_version() != _pinned_ai_version():
-            npm_ci(node, JS_DIR)
-    return JS_DIR / "parse.mjs"
+    return ensure_npm(node, "ui_stream") / "parse.mjs"
 
 
 @pytest.fixture
