@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import sys
@@ -275,6 +276,10 @@ def main() -> None:
         await tooling.aclose()
 
     web_app.on_cleanup.append(close_tooling)
+    # Start-up's objects (LangChain, the Agents SDK, hosting-core: ~270,000) are never freed: frozen, the
+    # collector's full collections no longer scan them, a 250 to 350 ms pause of every turn in flight each time.
+    gc.collect()
+    gc.freeze()
     print(f"agent on http://127.0.0.1:{args.port}/api/messages (tools from {endpoint})", flush=True)  # noqa: T201
     web.run_app(web_app, host="127.0.0.1", port=args.port, print=None)
 
