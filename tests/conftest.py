@@ -48,6 +48,27 @@ def pytest_configure(config: pytest.Config) -> None:
             *(ROOT / f for f in ("tests/support", "scripts", "examples")),
         ):
             compileall.compile_dir(folder, quiet=2)
+        if config.getoption("numprocesses", None):
+            _rewrite_test_modules(config)
+
+
+def _rewrite_test_modules(config: pytest.Config) -> None:
+    """pytest rewrites the asserts of each test module and conftest, and caches the code next to it (a
+    ``-pytest-`` pyc, checked by the source's hash); on a fresh clone each worker would rewrite all of them
+    (~5 s of CPU a worker): done once here. Its functions are pytest's own but private: if they change,
+    the workers rewrite as before."""
+    try:
+        from _pytest.assertion import rewrite
+
+        state = config.stash[rewrite.assertstate_key]
+        for path in (*(ROOT / "tests").rglob("test_*.py"), *(ROOT / "tests").rglob("conftest.py")):
+            pyc = rewrite.get_cache_dir(path) / (path.name[:-3] + rewrite.PYC_TAIL)
+            if "node_modules" not in path.parts and rewrite._read_pyc(path, pyc) is None:
+                rewrite.try_makedirs(pyc.parent)
+                source_hash, code = rewrite._rewrite_test(path, config)
+                rewrite._write_pyc(state, code, source_hash, pyc)
+    except (ImportError, AttributeError, KeyError, TypeError, OSError):
+        pass
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
