@@ -82,14 +82,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests marked ``serial`` first, then those marked ``slow`` (tens of seconds each), then the rest: the
-    parallel workers (pytest-xdist, ``-n 3`` in the README's command) then fill in with the short ones
-    instead of one worker finishing a long test alone at the end. The slow ones that need something
-    installed go after the other slow ones: on a clean machine the background installs have had time.
-    Every worker sorts the same collection the same way."""
+    """The tests marked ``slow`` (tens of seconds each) first, then the rest, then those marked ``serial``: the
+    parallel workers (pytest-xdist, ``-n 3`` in the README's command) fill in with the short ones instead of
+    one worker finishing a long test alone at the end. The slow ones that need something installed go after
+    the other slow ones, and the serial ones last: on a clean machine the background installs have had time
+    (and a serial test's bound needs them done). Every worker sorts the same collection the same way."""
     items.sort(
         key=lambda item: (
-            item.get_closest_marker("serial") is None,
+            item.get_closest_marker("serial") is not None,
             item.get_closest_marker("slow") is None,
             not INSTALLED.isdisjoint(getattr(item, "fixturenames", ())),
         )

@@ -23,7 +23,15 @@ from pathlib import Path
 
 from node_tools import Node, find_node, install_lock, npm
 
-__all__ = ["NPM_FOLDERS", "ensure_chat_page", "ensure_chromium", "ensure_npm", "ensure_redis_server"]
+__all__ = [
+    "NPM_FOLDERS",
+    "ensure_chat_page",
+    "ensure_chromium",
+    "ensure_npm",
+    "ensure_redis_server",
+    "start_in_background",
+    "wait_for_background_installs",
+]
 
 logger = logging.getLogger(__name__)
 TESTS = Path(__file__).resolve().parents[1]
@@ -31,6 +39,7 @@ APT_LOCK = Path("/var/lib/apt")  # the folder apt installs into: one lock for ev
 APT_TIMEOUT = 600
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 WEB_DIR = TESTS.parent / "examples" / "ui_stream_app" / "web"
+RUNNING = TESTS / ".installs-running"  # a lock's name only: held by the background installs while they run
 
 
 def _pinned_ai(folder: Path) -> bool:
@@ -149,6 +158,13 @@ def start_in_background(log: Path) -> subprocess.Popen[bytes]:
         )
 
 
+def wait_for_background_installs() -> None:
+    """Returns once no background installs run (at once when none was started): dpkg and npm on the other
+    core slow a ``serial`` test's own steps enough to break its loop-stall bound."""
+    with install_lock(RUNNING):
+        pass
+
+
 def _each(name: str, step: Callable[[], object]) -> None:
     try:
         step()
@@ -158,14 +174,15 @@ def _each(name: str, step: Callable[[], object]) -> None:
 
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    apt = threading.Thread(target=_each, args=("apt", lambda: _ensure_apt(*_APT_PACKAGES)))
-    apt.start()  # the network and dpkg meanwhile npm installs (from its cache when it has them)
-    node = find_node()
-    if node is not None:
-        for name in NPM_FOLDERS:
-            _each(name, lambda name=name: ensure_npm(node, name))
-        _each("chat page", lambda: ensure_chat_page(node))
-    apt.join()
+    with install_lock(RUNNING):
+        apt = threading.Thread(target=_each, args=("apt", lambda: _ensure_apt(*_APT_PACKAGES)))
+        apt.start()  # the network and dpkg meanwhile npm installs (from its cache when it has them)
+        node = find_node()
+        if node is not None:
+            for name in NPM_FOLDERS:
+                _each(name, lambda name=name: ensure_npm(node, name))
+            _each("chat page", lambda: ensure_chat_page(node))
+        apt.join()
     logger.info("done")
 
 

@@ -19,6 +19,8 @@ from typing import IO
 
 import pytest
 
+from support.installs import wait_for_background_installs
+
 __all__ = ["lock_path", "run_alone_or_alongside"]
 
 _files: dict[Path, IO[str]] = {}
@@ -59,6 +61,7 @@ def run_alone_or_alongside(item: pytest.Item) -> Iterator[None]:
     if gate is None or turn is None:
         yield
     elif item.get_closest_marker("serial") is not None:
+        wait_for_background_installs()  # started by the run (tests/conftest.py), long done by now
         with _held(gate, fcntl.LOCK_EX), _held(turn, fcntl.LOCK_EX):
             yield
     else:
