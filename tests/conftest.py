@@ -17,7 +17,7 @@ import pytest
 
 from node_tools import NODE_MISSING, Node, find_node
 from support.installs import APT_TIMEOUT, start_in_background
-from support.serial import run_alone_or_alongside
+from support.serial import lock_path, run_alone_or_alongside
 
 pytest_plugins = ["agents_a365.emulator.pytest_plugin"]
 
@@ -26,7 +26,7 @@ pytest_plugins = ["agents_a365.emulator.pytest_plugin"]
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 ROOT = Path(__file__).resolve().parents[1]
-_INSTALLS = pytest.StashKey[subprocess.Popen[bytes]]()
+_INSTALLS = pytest.StashKey[subprocess.Popen[bytes] | None]()
 # The fixtures of what tests/support/installs.py installs (apt-get, npm).
 INSTALLED = frozenset(
     {"chromium", "puppeteer", "chat_page_build", "playground", "node_client", "redis_server"}
@@ -34,15 +34,10 @@ INSTALLED = frozenset(
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Before the workers start, what they will install starts in the background (``support/installs.py``),
-    and the workspace's own sources are compiled once (the libraries were, at ``uv sync --compile-bytecode``;
-    editable members are not): otherwise every worker and every process they start compiles them."""
+    """Before the workers start, the workspace's own sources are compiled once (the libraries were, at
+    ``uv sync --compile-bytecode``; editable members are not): otherwise every worker and every process they
+    start compiles them."""
     if not hasattr(config, "workerinput"):
-        # Workers to come: what they will install starts now (locked with fcntl: POSIX only).
-        if config.getoption("numprocesses", None) and os.name == "posix":
-            config.stash[_INSTALLS] = start_in_background(
-                Path(tempfile.gettempdir()) / "a365-tests-installs.log"
-            )
         for folder in (
             *ROOT.glob("packages/*/src"),
             *(ROOT / f for f in ("tests/support", "scripts", "examples")),
@@ -71,8 +66,24 @@ def _rewrite_test_modules(config: pytest.Config) -> None:
         pass
 
 
+def _start_installs_once(config: pytest.Config) -> None:
+    """What the tests install (``support/installs.py``) starts in the background once per parallel run, from
+    the worker whose test comes first after the ``serial`` ones: dpkg and npm running beside a serial test
+    slow its steps past its bound; the slow tests that need them come later."""
+    marker = lock_path(config, "installs")
+    if marker is None or os.name != "posix" or _INSTALLS in config.stash:
+        return
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+    except FileExistsError:  # another worker started them
+        config.stash[_INSTALLS] = None
+        return
+    config.stash[_INSTALLS] = start_in_background(Path(tempfile.gettempdir()) / "a365-tests-installs.log")
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """The background installs end with the run (they are done long before, unless apt-get hangs)."""
+    """The background installs end with the worker that started them (done long before, unless apt-get
+    hangs)."""
     if (installs := config.stash.get(_INSTALLS, None)) is not None:
         try:
             installs.wait(timeout=APT_TIMEOUT)
@@ -82,14 +93,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests marked ``slow`` (tens of seconds each) first, then the rest, then those marked ``serial``: the
-    parallel workers (pytest-xdist, ``-n 3`` in the README's command) fill in with the short ones instead of
-    one worker finishing a long test alone at the end. The slow ones that need something installed go after
-    the other slow ones, and the serial ones last: on a clean machine the background installs have had time
-    (and a serial test's bound needs them done). Every worker sorts the same collection the same way."""
+    """The tests marked ``serial`` first, then those marked ``slow`` (tens of seconds each), then the rest: the
+    parallel workers (pytest-xdist, ``-n 3`` in the README's command) then fill in with the short ones
+    instead of one worker finishing a long test alone at the end. The slow ones that need something
+    installed go after the other slow ones: on a clean machine the background installs have had time.
+    Every worker sorts the same collection the same way."""
     items.sort(
         key=lambda item: (
-            item.get_closest_marker("serial") is not None,
+            item.get_closest_marker("serial") is None,
             item.get_closest_marker("slow") is None,
             not INSTALLED.isdisjoint(getattr(item, "fixturenames", ())),
         )
@@ -110,6 +121,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     """A test marked ``serial`` runs while no other test runs on another worker (setup and teardown
     included); the others run alongside each other."""
     with run_alone_or_alongside(item):
+        if item.get_closest_marker("serial") is None:
+            _start_installs_once(item.config)
         return (yield)
 
 

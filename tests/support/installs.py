@@ -3,10 +3,10 @@
 A clean machine needs Debian's ``chromium`` and ``redis-server`` (``apt-get``, as root on Debian) and the
 JavaScript clients' npm packages (``npm ci`` against committed lock files), and the chat page built. Each
 fixture that needs one calls its ``ensure_*`` here: under a lock shared by every process of the machine it
-finds the thing done, or does it itself. With parallel workers the run's main process also starts
-``python -m support.installs`` as it configures (``tests/conftest.py``): the downloads and installs overlap
-the workers' start and the first tests, instead of holding the workers idle when the first test needs them.
-One ``apt-get`` at a time (one lock), one ``apt-get update`` for everything missing.
+finds the thing done, or does it itself. With parallel workers ``python -m support.installs`` also starts in
+the background once the ``serial`` tests are done (``tests/conftest.py``): the downloads and installs overlap the
+slow tests, instead of holding the workers idle when the first test needs them. One ``apt-get`` at a time (one
+lock), one ``apt-get update`` for everything missing.
 """
 
 from __future__ import annotations

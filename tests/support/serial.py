@@ -61,7 +61,7 @@ def run_alone_or_alongside(item: pytest.Item) -> Iterator[None]:
     if gate is None or turn is None:
         yield
     elif item.get_closest_marker("serial") is not None:
-        wait_for_background_installs()  # started by the run (tests/conftest.py), long done by now
+        wait_for_background_installs()  # they start after the serial tests (tests/conftest.py): no wait then
         with _held(gate, fcntl.LOCK_EX), _held(turn, fcntl.LOCK_EX):
             yield
     else:
