@@ -70,8 +70,7 @@ def _start_installs_once(config: pytest.Config) -> None:
     """What the tests install (``support/installs.py``) starts in the background once per parallel run, from
     the worker whose test comes first after the ``serial`` ones: dpkg and npm running beside a serial test
     slow its steps past its bound; the slow tests that need them come later."""
-    marker = lock_path(config, "installs")
-    if marker is None or os.name != "posix" or _INSTALLS in config.stash:
+    if _INSTALLS in config.stash or (marker := lock_path(config, "installs")) is None or os.name != "posix":
         return
     try:
         os.close(os.open(marker, os.O_CREAT | os.O_EXCL))

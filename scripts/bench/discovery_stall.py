@@ -120,10 +120,12 @@ async def main() -> None:
                     collections = ", ".join(f"{s * 1e3:.0f} ms" for s in full) or "none"
                     own = max(0.0, lag[0] - sum(full))  # the heartbeat's lag with the full collections out
                     rows.append([run + 1, kind, ms(lag[0]), collections, ms(own)])
-                    label = "steady" if steady else "after gc.collect()"
-                    labels = {f"{kind}, {label}": lag[0]}
-                    if steady:
-                        labels[f"{kind}, {label}, without full collections"] = own
+                    label = f"{kind}, {'steady' if steady else 'after gc.collect()'}"
+                    labels = (
+                        {label: lag[0], f"{label}, without full collections": own}
+                        if steady
+                        else {label: lag[0]}
+                    )
                     for name, value in labels.items() if kind != "floor" else ():
                         worst[name] = max(worst.get(name, 0.0), value * 1e3)
             print("steady (no collection forced)" if steady else "gc.collect() before each discovery")
@@ -139,7 +141,9 @@ async def main() -> None:
                 for label, v in worst.items()
             ),
             *(
-                check("37", f"promoted objects, {kind} / floor", promoted[kind] / promoted["floor"], 1.1)
+                check(
+                    "37", f"promoted objects, {kind} / floor", promoted[kind] / max(promoted["floor"], 1), 1.1
+                )
                 for kind in ("cold", "warm")
             ),
         ]

@@ -39,7 +39,8 @@ from balancer import balancer  # noqa: E402 (from the paths above)
 from run import processes, serve, start_replicas  # noqa: E402
 
 from agents_a365.emulator import channel_activity  # noqa: E402
-from support.redis_server import RedisServer, find_redis_server  # noqa: E402
+from support.installs import ensure_redis_server  # noqa: E402
+from support.redis_server import RedisServer  # noqa: E402
 
 SERVERS = 2  # the emulator's default agent: mail and calendar
 TURN_TIMEOUT = aiohttp.ClientTimeout(total=120)
@@ -189,7 +190,7 @@ async def main() -> None:
         helps={"outage": "seconds; 0: no outage run", "store_timeout": "A365_CACHE_STORE_TIMEOUT, s",
                "json": "write the figures here"},
     )  # fmt: skip
-    executable, why = find_redis_server()
+    executable, why = ensure_redis_server()
     if executable is None:
         sys.exit(f"no redis-server: {why}")
     redis = RedisServer(executable)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from support.redis_server import find_redis_server
+from support.installs import ensure_redis_server
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "BENCH_GC_FREEZE": "1"}  # the hosts' collections skip the fork server's heap: less CPU
@@ -19,7 +19,7 @@ ENV = {**os.environ, "BENCH_GC_FREEZE": "1"}  # the hosts' collections skip the 
 
 @pytest.mark.slow
 def test_the_replicas_benchmark_reports_every_run_and_figure(tmp_path: Path) -> None:
-    if find_redis_server()[0] is None:
+    if ensure_redis_server()[0] is None:
         pytest.skip("no redis-server")
     out = tmp_path / "figures.json"
     command = [

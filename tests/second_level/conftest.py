@@ -15,8 +15,9 @@ import pytest
 from agents_a365.emulator import Emulator
 from agents_a365.tooling import McpToolServerConfigurationService
 from agents_a365.tooling.redis_store import RedisStore
+from support.installs import ensure_redis_server
 from support.platform import production_config
-from support.redis_server import RedisServer, find_redis_server
+from support.redis_server import RedisServer
 from support.telemetry import Telemetry, recorded_telemetry
 
 KEYS = "k1:" + base64.b64encode(bytes(range(32))).decode()
@@ -25,7 +26,7 @@ OTHER_KEYS = "k1:" + base64.b64encode(bytes(range(1, 33))).decode()  # same id, 
 
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[RedisServer]:
-    executable, why = find_redis_server()
+    executable, why = ensure_redis_server()
     if executable is None:
         pytest.skip(f"no redis-server for the second-level tests: {why}")
     server = RedisServer(executable)

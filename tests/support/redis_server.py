@@ -13,12 +13,7 @@ import time
 
 import redis
 
-from support.installs import ensure_redis_server
-
 START_TIMEOUT = 10.0
-
-
-find_redis_server = ensure_redis_server  # (path, '') or (None, why not)
 
 
 def free_port() -> int:
