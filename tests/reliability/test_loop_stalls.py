@@ -4,7 +4,7 @@ A monitor task (``support/loop_lag.py``) measures its own scheduling delay while
 registers the server cold (listed, parsed, cached) and warm (from the cache), and while the core lists it
 (``list_mcp_tools``, over ``get_mcp_client_tools``). Asserted: the process's CPU time between two ticks of
 the monitor (a step of ours holding the loop, a worker thread holding the GIL included; the machine's load
-does not add to it); reported: the wall-clock lag and what a full garbage collection then costs.
+does not add to it); reported: the wall-clock lag.
 """
 
 from __future__ import annotations
