@@ -306,6 +306,37 @@ async def test_toolset_create_agent_uses_the_open_sessions(
     assert len(_mcp_posts(emulator, "mail", "initialize")) == 1
 
 
+async def test_mcp_tools_share_one_input_model_and_still_run_in_a_graph(
+    emulator: Emulator, service: McpToolRegistrationService, turn: Any, authorization: Any
+) -> None:
+    # LangGraph's ToolNode asks every tool for its input schema when it builds a graph; for a JSON-schema tool
+    # LangChain would build a pydantic model per tool name (~1.5 ms each: seconds for thousands of tools).
+    model = ScriptedChatModel(
+        script=[calls(call("send_email", to="a@b.c"), call("list_emails")), calls(text="done")]
+    )
+    async with service.mcp_tools(authorization, AUTH_HANDLER, turn) as toolset:
+        tools = toolset.tools([send_email])  # the clash renames a copy: still the shared model
+        assert len(tools) >= len(MAIL_TOOLS | CALENDAR_TOOLS)
+        assert len({tool.get_input_schema() for tool in tools}) == 1
+        agent = toolset.create_agent({"model": model, "tools": [send_email]})
+        result = await agent.ainvoke({"messages": [HumanMessage("mail")]})
+    assert "local:a@b.c" in [m.content for m in result["messages"]]  # the agent's own tool won the name
+    assert len(_mcp_posts(emulator, "mail", "tools/call")) == 1  # list_emails, over MCP
+
+
+async def test_an_agents_own_tools_of_every_shape_keep_their_names(
+    service: McpToolRegistrationService, turn: Any, authorization: Any
+) -> None:
+    def find_free_time() -> str:
+        return "never"
+
+    own = [{"type": "function", "function": {"name": "send_email"}}, {"name": "list_emails"}, find_free_time]
+    async with service.mcp_tools(authorization, AUTH_HANDLER, turn) as toolset:
+        names = {tool.name for tool in toolset.tools(own)}
+    assert {"mail_send_email", "mail_list_emails", "calendar_find_free_time"} <= names
+    assert not names & {"send_email", "list_emails", "find_free_time"}
+
+
 def test_service_rejects_both_a_configuration_service_and_a_configuration() -> None:
     from agents_a365.tooling import McpToolServerConfigurationService, ToolingConfiguration
 

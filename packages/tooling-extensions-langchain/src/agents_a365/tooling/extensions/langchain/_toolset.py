@@ -27,17 +27,12 @@ AgentFactory = Callable[..., Any]
 
 def tool_name(tool: Any) -> str | None:
     """The name a model sees for ``tool`` (a ``BaseTool``, a function or a tool dict)."""
-    name = getattr(tool, "name", None)
-    if isinstance(name, str):
-        return name
-    if isinstance(tool, Mapping):
+    names = [getattr(tool, "name", None)]
+    if isinstance(tool, Mapping):  # an OpenAI-style tool dict, or a plain one
         function = tool.get("function")
-        if isinstance(function, Mapping) and isinstance(function.get("name"), str):
-            return str(function["name"])
-        if isinstance(tool.get("name"), str):
-            return str(tool["name"])
-    name = getattr(tool, "__name__", None)
-    return name if isinstance(name, str) else None
+        names += [function.get("name") if isinstance(function, Mapping) else None, tool.get("name")]
+    names.append(getattr(tool, "__name__", None))
+    return next((name for name in names if isinstance(name, str)), None)
 
 
 def resolve_tool_names(
@@ -109,9 +104,7 @@ class McpToolset:
         if not isinstance(agent_options, Mapping):
             raise ValueError("agent_options is required (the keyword arguments of create_agent)")
         require(agent_factory, "agent_factory")
-        options = dict(agent_options)
-        options["tools"] = self.merge(options.get("tools"))
-        return agent_factory(**options)
+        return agent_factory(**{**agent_options, "tools": self.merge(agent_options.get("tools"))})
 
     def __len__(self) -> int:
         return sum(len(tools) for tools in self._by_server.values())
