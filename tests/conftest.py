@@ -96,12 +96,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     parallel workers (pytest-xdist, ``-n 3`` in the README's command) then fill in with the short ones
     instead of one worker finishing a long test alone at the end. The slow ones that need something
     installed go after the other slow ones: on a clean machine the background installs have had time.
-    Every worker sorts the same collection the same way."""
+    Within each group a module's tests are spread evenly over the group, not run back to back: tests that
+    mostly wait (deadlines, retries, held connections against real servers) come a module at a time, and
+    three workers on one such module left the cores idle for seconds. Every worker sorts the same
+    collection the same way."""
+    modules: dict[Path, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.path, []).append(item)
+    spread = {id(item): (i + 0.5) / len(tests) for tests in modules.values() for i, item in enumerate(tests)}
     items.sort(
         key=lambda item: (
             item.get_closest_marker("serial") is None,
             item.get_closest_marker("slow") is None,
             not INSTALLED.isdisjoint(getattr(item, "fixturenames", ())),
+            spread[id(item)],
         )
     )
 
