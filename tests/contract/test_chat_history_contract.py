@@ -6,7 +6,9 @@ Each extension on its own is held to the contract by ``test_extensions.py`` (the
 
 from __future__ import annotations
 
+import asyncio
 import socket
+from typing import Any
 
 import pytest
 
@@ -56,11 +58,14 @@ async def test_same_failure_outcome_across_extensions(emulator: Emulator, fault:
         endpoint = emulator.base_url
         emulator.faults.set("rtp", Fault(status=500) if fault == "status_500" else Fault(latency_ms=10_000))
     config = ToolingConfiguration(mcp_platform_endpoint=endpoint, chat_history_timeout=1.0)
-    outcomes = {}
-    for adapter_name, factory in ADAPTERS.items():
+
+    async def outcome(factory: Any) -> str:
         async with McpToolServerConfigurationService(config) as tooling:
             surface = factory(tooling).surfaces()[0]
             result = await surface.send(make_turn_context(), SCENARIOS[0].messages, None)
         assert not result.succeeded
-        outcomes[adapter_name] = type(result.errors[0].exception).__name__
+        return type(result.errors[0].exception).__name__
+
+    # At once: each adapter with its own service, so a timeout costs the test one deadline, not one each.
+    outcomes = dict(zip(ADAPTERS, await asyncio.gather(*map(outcome, ADAPTERS.values())), strict=True))
     assert len(set(outcomes.values())) == 1, outcomes

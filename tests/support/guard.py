@@ -207,12 +207,14 @@ class Guard:
         if not check_leaks:
             return
         deadline = time.monotonic() + 2.0
+        pause = 0.0  # checked at once (callbacks already scheduled run first), then every 50 ms
         while True:  # the server side closes its end of a socket a moment after the client
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(pause)
             gc.collect()
             tasks, fds, gens = self.leftover_tasks(), open_fds(), _async_generators()
             if (not tasks and fds <= self._fds and not gens - self._asyncgens) or time.monotonic() > deadline:
                 break
+            pause = 0.05
         assert not tasks, f"tasks left running: {[t.get_name() for t in tasks]}"
         assert fds <= self._fds, f"file descriptors left open: {fds} > {self._fds}"
         assert not gens - self._asyncgens, f"async generators left unclosed: {sorted(gens - self._asyncgens)}"
