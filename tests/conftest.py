@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -104,20 +103,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     parallel workers (pytest-xdist, ``-n 3`` in the README's command) then fill in with the short ones
     instead of one worker finishing a long test alone at the end. The slow ones that need something
     installed go after the other slow ones: on a clean machine the background installs have had time.
-    Within each group a module's tests are spread evenly over the group, in an order of their own (a hash
-    of their ids), not run back to back: tests that mostly wait (deadlines, retries, held connections
-    against real servers) come in runs, often a module's last ones, and three workers on such a run left
-    the cores idle for seconds. Every worker sorts the same collection the same way."""
-    modules: dict[Path, list[pytest.Item]] = {}
-    for item in sorted(items, key=lambda item: zlib.crc32(item.nodeid.encode())):
-        modules.setdefault(item.path, []).append(item)
-    spread = {id(item): (i + 0.5) / len(tests) for tests in modules.values() for i, item in enumerate(tests)}
+    Every worker sorts the same collection the same way."""
     items.sort(
         key=lambda item: (
             item.get_closest_marker("serial") is None,
             item.get_closest_marker("slow") is None,
             not INSTALLED.isdisjoint(getattr(item, "fixturenames", ())),
-            spread[id(item)],
         )
     )
 
