@@ -58,7 +58,7 @@ def _rewrite_test_modules(config: pytest.Config) -> None:
         from _pytest.assertion import rewrite
 
         state = config.stash[rewrite.assertstate_key]
-        for path in paths if child < 0 else paths[child == 0 :: 2]:
+        for path in paths if child < 0 else paths[1 if child == 0 else 0 :: 2]:  # the child: every other one
             pyc = rewrite.get_cache_dir(path) / (path.name[:-3] + rewrite.PYC_TAIL)
             if "node_modules" not in path.parts and rewrite._read_pyc(path, pyc) is None:
                 rewrite.try_makedirs(pyc.parent)

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from node_tools import Node, find_node, install_lock, npm
+from node_tools import Node, find_node, install_lock, npm, npm_ci
 
 __all__ = [
     "NPM_FOLDERS",
@@ -80,7 +80,8 @@ def _apt_install(packages: list[str]) -> str:
     if shutil.which("apt-get") is None:
         return "no apt-get on this machine"
     if os.geteuid() != 0:
-        return f"not root, so apt-get cannot install it (run: sudo apt-get install -y --no-install-recommends {' '.join(packages)})"
+        command = f"sudo apt-get install -y --no-install-recommends {' '.join(packages)}"
+        return f"not root, so apt-get cannot install it (run: {command})"
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     # Without recommends: 29 packages on this image, not 119 (printers, avahi, samba, perl, udev and the systemd
     # upgrade udev brings); 15 s and 19 CPU-s, not 29 s and 31 (headless chromium needs none of them).
@@ -128,7 +129,7 @@ def ensure_npm(node: Node, name: str) -> Path:
     folder, installed = NPM_FOLDERS[name]
     with install_lock(folder):
         if not installed(folder):
-            npm(node, folder, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+            npm_ci(node, folder)
     return folder
 
 
