@@ -1,11 +1,5 @@
 """Shared plumbing of the benchmarks: the command line and the report, the emulator process, Microsoft's
-baseline worker, turns, CPU from ``/proc``.
-
-The emulator runs in its own process (``python -m agents_a365.emulator``) so that no side pays for the
-server's CPU on its own event loop, and our code and Microsoft's (another process, its own venv) talk to the
-same emulator over real HTTP. Latency is the emulator's fault injection (``Fault(latency_ms=...)`` on the
-``gateway``, ``mcp`` and ``rtp`` routes).
-"""
+baseline worker, turns, CPU from ``/proc`` (scripts/bench/README.md)."""
 
 from __future__ import annotations
 
@@ -75,13 +69,15 @@ def start(
     title: str, argv: Sequence[str] | None = None, helps: Mapping[str, str] | None = None, **options: Any
 ) -> argparse.Namespace:
     """A bench's flags, its log level and the report's header. Each option is ``--name`` (``_`` -> ``-``), typed
-    by its default: a bool is a switch, a list repeatable, a tuple its choices (the first the default), ``None``
-    a string; ``helps``: the flags' help texts, by name."""
+    by its default (shown by ``--help``): a bool is a switch, a list repeatable, a tuple its choices (the first the
+    default), ``None`` a string; ``helps``: the flags' help texts, by name."""
     parser = argparse.ArgumentParser(
         description=sys.modules["__main__"].__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    helps = helps or {}
     for name, default in options.items():
-        flag, described = "--" + name.replace("_", "-"), {"help": (helps or {}).get(name)}
+        shown = "" if isinstance(default, bool | list) else " (default: %(default)s)"
+        flag, described = "--" + name.replace("_", "-"), {"help": (helps.get(name, "") + shown).strip()}
         if isinstance(default, bool):
             parser.add_argument(flag, action="store_true", **described)
         elif isinstance(default, list):

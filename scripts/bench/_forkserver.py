@@ -1,12 +1,7 @@
-"""A fork server ("zygote") for the benchmarks' Python processes: one process per run imports the heavy modules
-(hosting-core, LangChain, the OpenAI Agents SDK: ~5 CPU-s a host) once, then forks a child per ``python script.py``
-or ``python -m module`` the run starts. For the run the child is that process: its own pid (``/proc`` CPU and RSS,
-signals), argv, environment, cwd and stdin/stdout/stderr (file descriptors sent over a Unix socket); a ``Popen``
-of it waits on a pidfd, and the zygote (its parent) reaps it and reports its exit code. The zygote exits when the
-run does (its socket closes); its children get SIGTERM then. Other commands, and all off Linux or with
-``BENCH_NO_FORKSERVER=1``, are plain subprocesses. With ``BENCH_GC_FREEZE=1`` (the tests) the zygote imports with
-the collector off and freezes its heap: a child's collections skip it (seconds less CPU at toy size), so its CPU
-is no longer quite a fresh process's.
+"""A fork server ("zygote") for the benchmarks' Python processes (scripts/bench/README.md): the child's streams go
+over a Unix socket, a ``Popen`` of it waits on a pidfd, the zygote reaps it and reports its exit code. With
+``BENCH_GC_FREEZE=1`` (the tests) the zygote imports with the collector off and freezes its heap: a child's
+collections skip it (less CPU at toy size), so its CPU is no longer quite a fresh process's.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""The floor of the host benchmark: the same hosted turn with no Agent 365 SDK.
-
-Per user, on the first turn: the gateway's server list (raw aiohttp), then one raw ``mcp`` session per server,
-opened concurrently and **kept** for the user's later turns (each in an owner task, as anyio requires). Tokens are
-taken as given. Each turn builds the orchestrator's tools from the kept sessions, runs the scripted model, replies
-and POSTs the history to threat protection with raw aiohttp. On the SDK's TTL (``A365_TOOL_CACHE_TTL``) a user's
-turn asks the gateway again and lists every kept session again, in the background, as the SDK keeps its tools
-current (a floor that never did would serve a changed tool to no user).
+"""The floor of the host benchmark: the same hosted turn with no Agent 365 SDK. Per user: the gateway's list (raw
+aiohttp), one raw ``mcp`` session per server **kept** for later turns (tokens taken as given); each turn builds the
+orchestrator's tools from them, runs the scripted model, replies and POSTs the history with raw aiohttp. On the SDK's
+TTL (``A365_TOOL_CACHE_TTL``) a turn asks the gateway and lists every server again, in the background, as the SDK.
 """
 
 from __future__ import annotations

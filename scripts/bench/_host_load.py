@@ -1,11 +1,5 @@
-"""The load generator of the host benchmarks (runs in the bench's process, never in a host's).
-
-Each conversation is one user posting Activities to ``/api/messages`` one after the other (the next when the
-previous turn's response came back: the hosted turn runs before hosting-core answers), all conversations at
-once. A phase's result: turns, errors, wall time, latencies, each turn's start and outcome, the host's CPU over
-the phase, its peak RSS (sampled every 100 ms) and connections to the emulator and when its log gained a failed
-turn (every 0.5 s).
-"""
+"""The load generator of the host benchmarks (in the bench's process): conversations posting Activities to a host,
+a phase's figures, and the windows report around a disturbance (scripts/bench/README.md)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""What every host process of the host benchmark shares (ours, the floor's, Microsoft's in its own venv): the
-scripted models, each turn calling one tool (``list_notes`` of the first notes server) then answering from its
-result (no network, deterministic, the same script for every side), and ``serve``.
-
-The OpenAI model imports only the Agents SDK, so Microsoft's host (no LangChain) uses it too.
-"""
+"""What every host process shares (ours, the floor's, Microsoft's in its venv): ``serve`` and the scripted models,
+each turn calling ``list_notes`` of the first notes server, then answering from its result (no network)."""
 
 from __future__ import annotations
 

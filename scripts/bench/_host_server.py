@@ -1,13 +1,7 @@
-"""One host process of the host benchmarks (started by ``_host_procs.start_host``; prints ``ready <url>`` when
-serving, stops when its stdin closes).
-
-    python scripts/bench/_host_server.py --mode ours|floor --orchestrator langchain|openai \
-        --emulator URL --secret S [--otel-endpoint URL [--otel-scope global|sdk]]
-
-``ours`` is the hosted example agent (``examples/hosted_agent/agent.py``) with the scripted one-tool model, its
-agent built once for every user; ``floor`` the same hosting with no SDK (``_host_floor.py``). ``--otel-endpoint``:
-SDK providers exporting OTLP/HTTP there, set globally or given to this SDK only. ``SIGUSR1`` writes every asyncio
-task and its await chain to stderr (the host's log): what a host that stopped answering waits on.
+"""One host process (``_host_procs.start_host``): ``--mode ours`` is the hosted example (``examples/hosted_agent``)
+with the scripted model, its agent built once for every user; ``floor`` the same hosting with no SDK
+(``_host_floor.py``). ``--otel-endpoint``: SDK providers exporting OTLP/HTTP there, global or this SDK's only.
+``SIGUSR1`` writes its asyncio tasks and their await chains to stderr (its log).
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""Microsoft's baseline: ``microsoft-agents-a365-tooling-extensions-openai`` 2.0.0, in the baseline venv.
-
-    python scripts/bench/_ms.py worker   # driven by _common.ms_worker
-    python scripts/bench/_ms.py host     # started by _host_procs.start_host(..., "ms", "openai")
-
-Runs with the baseline venv's Python (``_common.ms_python()``), never the workspace's: it must not import
-``agents_a365``. Environment: ``_common.ms_env``; tokens are minted in-process (``_Authorization``), as on our side.
-``worker`` answers one JSON command per stdin line with one JSON line, so the bench interleaves its measurements
-with Microsoft's. ``host`` is ``host.py``'s Microsoft host (the example's hosting; each turn connects every server,
-``Runner.run`` with the scripted model, replies, sends the history, cleans up); it prints ``ready <url>`` and stops
-when stdin closes. ``make_openai_items`` and ``tcp_connects`` are stdlib-only, shared with our side.
+"""Microsoft's baseline, ``microsoft-agents-a365-tooling-extensions-openai`` 2.0.0: ``_ms.py worker`` (driven by
+``_common.ms_worker``) and ``_ms.py host`` (``host.py``'s Microsoft host: each turn connects every server, runs the
+scripted model, replies, sends the history, cleans up). Runs with the baseline venv's Python, never imports
+``agents_a365``; ``make_openai_items`` and ``tcp_connects`` are stdlib-only, shared with our side.
 """
 
 from __future__ import annotations
@@ -81,11 +74,8 @@ class _Authorization:
 
         scope = (scopes or [PLATFORM_AUDIENCE + "/.default"])[0]
         user, now = context.activity.from_property.id, int(time.time())
-        claims = {
-            "aud": scope.rpartition("/")[0] or scope,
-            "appid": DEFAULT_AGENT_ID,
-            "azp": DEFAULT_AGENT_ID,
-        }
+        audience = scope.rpartition("/")[0] or scope
+        claims = {"aud": audience, "appid": DEFAULT_AGENT_ID, "azp": DEFAULT_AGENT_ID}
         claims |= {"iat": now, "nbf": now, "exp": now + 3600, "tid": "tenant-1", "oid": user, "sub": user}
         return TokenResponse(token=jwt.encode(claims | {"ver": "2.0"}, self._secret, algorithm="HS256"))
 

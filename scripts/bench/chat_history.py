@@ -1,7 +1,5 @@
 """Target 4: converting and serializing 10,000 chat history messages.
 
-    uv run python scripts/bench/chat_history.py [--messages 10000] [--repeats 15]
-
 Ours: the OpenAI extension's ``to_chat_history_messages`` and the LangChain extension's ``convert_messages``, then
 the body as ``send_chat_history`` builds it (``_request_body``); Microsoft 2.0.0 (own process, same items):
 ``_convert_openai_messages_to_chat_history``; the floor: ``json.dumps`` of the equivalent camelCase dicts.

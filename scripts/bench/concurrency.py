@@ -1,8 +1,5 @@
 """Targets 5, 15 and 26: 1,000 concurrent threat-protection sends; with ``--layers``, where a send's CPU goes.
 
-    uv run python scripts/bench/concurrency.py [--sends 1000] [--rounds 3] [--against ../other-checkout ...]
-    uv run python scripts/bench/concurrency.py --layers --rounds 7
-
 Ours: ``send_chat_history`` x N at once through its one pooled client; Microsoft 2.0.0 (own process, same
 emulator): a new ``aiohttp.ClientSession`` per call; the floor: raw aiohttp, one ``ClientSession`` limited to
 ``chat_history_concurrency`` connections, the same body and headers. Connections are counted with the

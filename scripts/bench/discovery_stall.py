@@ -1,7 +1,5 @@
 """Target 37: discovering a 15,000-server gateway answer holds the event loop at most 50 ms, collector included.
 
-    uv run python scripts/bench/discovery_stall.py [--runs 5] [--servers 15000] [--freeze]
-
 In a process that imports what a host imports, a heartbeat task (5 ms) measures its wall-clock lag while
 ``list_tool_servers`` runs against a gateway on loopback: cold, warm, and the floor (as many ``MCPServerConfig``
 built directly, in the same steps). Two protocols: ``gc.collect()`` before each discovery, and steady. Printed: the

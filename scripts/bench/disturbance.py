@@ -1,8 +1,5 @@
 """Issue 38: a platform hiccup, window by window: does ours fail more turns than the floor, and recover?
 
-    uv run python scripts/bench/disturbance.py                    # both modes, both orchestrators, 200 users
-    uv run python scripts/bench/disturbance.py --modes stop --orchestrators langchain --conversations 50
-
 Per mode and orchestrator: the emulator (8 notes servers), ours and the floor's host, each user's first turn
 (unmeasured), then ``--conversations`` users per host taking warm turns after ``--think-ms`` (±50 %) for
 ``--before + --stop + --after`` s, both hosts at once. ``--before`` s in, ``stop``: the emulator SIGSTOPped for

@@ -1,8 +1,5 @@
 """Does a hosted agent recover when the emulator stops answering for a while? (docs/reliability.md)
 
-    uv run python scripts/bench/host_stall.py [--orchestrator langchain|openai] [--side ours|floor] [--users 32]
-        [--concurrency 32] [--stop 25] [--pre 1] [--later-turns 2] [--turn-timeout 60] [--dump]
-
 One host process against the emulator. The users' first turns start; ``--pre`` s later the emulator is stopped
 (SIGSTOP) for ``--stop`` s; then every user takes ``--later-turns`` more turns. Printed per phase: turns answered
 and failed (and failed inside the host, from its log), time, host CPU and TCP sockets by peer and state; when

@@ -1,7 +1,5 @@
 """Target 27: parsing a 15 MiB ``tools/list`` answer (3,000 tools), mcp's transport next to ours, same run.
 
-    uv run python scripts/bench/listing_parse.py [--runs 3]
-
 mcp's transport validates the answer in one C call (``JSONRPCMessage.model_validate_json``), holding the loop;
 ours (``_mcp_pages.py`` over ``_stepwise.py``) parses it element by element in 5 ms slices. Per run: each one's
 total time and the longest hold of the loop (``tests/support/loop_lag.py``, the collector off).

@@ -1,8 +1,6 @@
 """What the OpenTelemetry SDK itself costs a turn (issue 26): spans and measurements shaped like a warm turn of
 the host benchmark, no SDK of ours.
 
-    uv run python scripts/bench/otel_cost.py [--turns 2000]
-
 The providers of ``host.py``'s OTel host (``_host_server.otel_providers``), exporting to a sink on loopback. CPU is
 the whole process's (the batch processor's thread holds the GIL the event loop needs); "on the turn's thread" is
 the same turns with no span processor.

@@ -1,8 +1,6 @@
 """Targets 1, 2 and 15: registration flat in the number of servers, warm turns, against Microsoft and the floor;
 and (issue 19) what the telemetry hooks cost it.
 
-    uv run python scripts/bench/registration.py [--rounds 7] [--latency-ms 20]
-
 Registration = discovery + tokens + connecting the servers + listing their tools. LangChain:
 ``add_tool_servers_to_agent``; OpenAI and Microsoft 2.0.0 (own process and venv, same emulator):
 ``add_tool_servers_to_agent`` + ``MCPUtil.get_all_function_tools`` ("add+list"); the floor: raw aiohttp,

@@ -1,8 +1,6 @@
 """Replicas sharing the caches' second level (issue 40): processes of the hosted example behind a round-robin
 balancer; the same run with the store, without, then with Redis stopped for ``--outage`` s mid-run.
 
-    uv run --frozen python scripts/bench/replicas.py [--users 1000] [--turns 3] [--replicas 4] [--outage 10]
-
 Counted at the emulator (its default agent, 20 ms per platform request; ``GET /_emulator/counts``): token
 exchanges per user and audience, gateway requests per agent and user, ``tools/list`` per user and server
 (``list/user+srv``; ``list/set`` is per distinct set of definitions); warm p50 / p99 over ``--warm-users`` users

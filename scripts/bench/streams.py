@@ -1,7 +1,5 @@
 """Target 6: UI message stream converters, time per chunk and peak memory.
 
-    uv run python scripts/bench/streams.py [--chunks 100000]
-
 LangChain: ``stream_langgraph`` over ``("messages", (AIMessageChunk, metadata))`` events; OpenAI:
 ``OpenAIUIStreamConverter.frames`` over ``RawResponsesStreamEvent(ResponseTextDeltaEvent)``. Events are generated
 lazily (memory is the converter's own): ``tracemalloc`` peak at a tenth of ``--chunks`` and at ``--chunks``. Time

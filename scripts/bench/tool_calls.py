@@ -1,7 +1,5 @@
 """Targets 3 and 15: the cost of one MCP tool call through our registered LangChain tools.
 
-    uv run python scripts/bench/tool_calls.py [--calls 40]
-
 ``notes_1.list_notes`` four ways, interleaved call by call, medians, with 20 ms per MCP response and with none:
 raw ``ClientSession.call_tool`` on a session opened once (the floor); ours, a tool of ``service.mcp_tools(...)``;
 ours, seed form (``get_mcp_tools``: pooled sessions); the adapters' default (``MultiServerMCPClient``: a session
