@@ -8,7 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from _common import table, verdict
+from _common import ms, table, verdict
 from _host_load import Phase, percentile
 
 LABELS = {
@@ -18,11 +18,6 @@ LABELS = {
     "otel-sdk": "ours + OTel, this SDK only",
     "ms": "Microsoft 2.0.0",
 }
-KNOWN = {"first", "warm", "cold", "profile"}  # phases with a table of their own (and s<N>, first-s<N>)
-
-
-def fmt_ms(seconds: float) -> str:
-    return f"{seconds * 1000:.1f} ms"
 
 
 def ratio(a: float | None, b: float | None) -> float | None:
@@ -72,13 +67,13 @@ def report(
     lo, hi = flat_pair(args)
     for o in args.orchestrators:
         figures["orchestrators"][o] = o_fig = tables(run, args, o)
-        ours, floor, ms, ot, so = (
+        ours, floor, microsoft, ot, so = (
             run.get(o, side, "warm") for side in ("ours", "floor", "ms", "otel", "otel-sdk")
         )
         warm_cpu, p99 = ratio(cpu(ours), cpu(floor)), ratio(p(ours, 99), p(floor, 99))
-        thr = ratio(throughput(ours), throughput(ms))
+        thr = ratio(throughput(ours), throughput(microsoft))
         # Wall-clock throughput moves with the neighbours; CPU per turn bounds a saturated host's throughput.
-        by_cpu = ratio(cpu(ms), cpu(ours))
+        by_cpu = ratio(cpu(microsoft), cpu(ours))
         if by_cpu is not None:
             why = f"by CPU/turn {by_cpu:.2f}"
         elif o == "langchain":
@@ -144,7 +139,7 @@ def report(
 
 
 def lat(phase: Phase, *qs: float) -> list[str]:
-    return [fmt_ms(percentile(phase.latencies, q)) for q in qs]
+    return [ms(percentile(phase.latencies, q)) for q in qs]
 
 
 def tables(run: Any, args: argparse.Namespace, o: str) -> dict[str, Any]:
@@ -154,7 +149,7 @@ def tables(run: Any, args: argparse.Namespace, o: str) -> dict[str, Any]:
     for side, label in LABELS.items():
         if ph := run.get(o, side, "warm"):
             fig[side] = summary(ph)
-            rows.append([label, f"{ph.throughput:.1f}/s", *lat(ph, 50, 95, 99), fmt_ms(ph.cpu_per_turn),
+            rows.append([label, f"{ph.throughput:.1f}/s", *lat(ph, 50, 95, 99), ms(ph.cpu_per_turn),
                          ph.connections, f"{ph.rss_mib:.0f} MiB", f"{ph.turns}/{ph.errors}"])  # fmt: skip
     print(f"## {o}: warm turns")
     head = ["host", "turns/s", "p50", "p95", "p99", "CPU/turn", "conns (peak)", "RSS (peak)", "turns/errors"]
@@ -163,7 +158,7 @@ def tables(run: Any, args: argparse.Namespace, o: str) -> dict[str, Any]:
     for side in ("ours", "floor"):
         if ph := run.get(o, side, "cold"):
             fig[f"cold_{side}"] = summary(ph)
-            rows.append([LABELS[side], *lat(ph, 50, 95), fmt_ms(ph.cpu_per_turn), f"{ph.turns}/{ph.errors}"])
+            rows.append([LABELS[side], *lat(ph, 50, 95), ms(ph.cpu_per_turn), f"{ph.turns}/{ph.errors}"])
     print(f"## {o}: cold turns (new users, {args.cold_servers} servers, {args.cold_concurrency} at a time)")
     table(rows, ["host", "p50", "p95", "CPU/turn", "turns/errors"])
     rows = []
@@ -171,25 +166,13 @@ def tables(run: Any, args: argparse.Namespace, o: str) -> dict[str, Any]:
         po, pf = run.get(o, "ours", f"s{n}"), run.get(o, "floor", f"s{n}")
         if po and pf:
             fig[f"growth_s{n}"] = {"ours": summary(po), "floor": summary(pf)}
-            rows.append([f"{n} servers ({args.growth_base} conversations)", fmt_ms(po.cpu_per_turn),
-                         fmt_ms(pf.cpu_per_turn), f"{ratio(po.cpu_per_turn, pf.cpu_per_turn):.2f}", *lat(po, 99),
+            rows.append([f"{n} servers ({args.growth_base} conversations)", ms(po.cpu_per_turn),
+                         ms(pf.cpu_per_turn), f"{ratio(po.cpu_per_turn, pf.cpu_per_turn):.2f}", *lat(po, 99),
                          *lat(pf, 99), f"{po.throughput:.1f}/s", f"{po.rss_mib:.0f} / {pf.rss_mib:.0f} MiB"])  # fmt: skip
     print(f"## {o}: growth, CPU per warm turn")
     table(rows, ["phase", "ours CPU/turn", "floor CPU/turn", "ours/floor", "ours p99", "floor p99", "ours turns/s",
                  "RSS ours / floor"])  # fmt: skip
-    if other := sorted({(side, name) for (o_, side, name) in run.results if o_ == o and not known(name)}):
-        rows = []  # phases added to host.PHASES without a table of their own
-        for side, name in other:
-            fig.setdefault("phases", {})[f"{side}/{name}"] = summary(ph := run.get(o, side, name))
-            rows.append([f"{side}/{name}", f"{ph.turns}/{ph.errors}", f"{ph.wall:.1f} s", *lat(ph, 50, 99),
-                         fmt_ms(ph.cpu_per_turn)])  # fmt: skip
-        print(f"## {o}: other phases")
-        table(rows, ["side/phase", "turns/errors", "wall", "p50", "p99", "CPU/turn"])
     return fig
-
-
-def known(name: str) -> bool:
-    return name in KNOWN or (name[:1] == "s" and name[1:].isdigit()) or name.startswith("first-s")
 
 
 def growth(run: Any, o: str, side: str, lo: int, hi: int) -> float | None:

@@ -1,9 +1,5 @@
 """Issue 26: a busy agent host's turns, next to the floor and to Microsoft's SDK.
 
-    uv run python scripts/bench/host.py --quick        # ~2-3 minutes on 2 cores
-    uv run python scripts/bench/host.py --full         # the issue's sizes (200 and 1,000 conversations)
-    uv run python scripts/bench/host.py --quick --profile   # + where a warm turn's CPU goes (py-spy)
-
 The emulator, one host process per side and orchestrator (``SIDES``) and this process, posting Activities for C
 concurrent conversations. Sides: ours (the hosted example), the floor (no SDK, ``_host_floor.py``), ours + OTel
 (OTLP to a collector on loopback; global providers, and this SDK's only), Microsoft 2.0.0 (OpenAI, its own venv).
@@ -54,7 +50,6 @@ SIDES: dict[str, tuple[str, str | None]] = {
     "otel-sdk": ("ours", "sdk"),
     "ms": ("ms", None),
 }
-THINK_PHASES = {"warm"}  # --think-ms applies to the main warm phase only (growth measures CPU per turn)
 _ids = itertools.count()
 
 
@@ -64,6 +59,8 @@ def new_users(n: int, tag: str) -> list[str]:
 
 
 HELPS = {
+    "quick": "the default sizes (~2-3 minutes on 2 cores)",
+    "full": "the issue's sizes (200 conversations, 3 rounds)",
     "first_concurrency": "users whose first (unmeasured) turn runs at once: more overload the emulator's one event loop",
     "think_ms": "each user's pause before a warm turn of the main phase (±50 %%); 0 = closed loop (saturated hosts)",
     "no_ms": "skip Microsoft's host",
@@ -102,9 +99,7 @@ class Run:
         self.results: dict[tuple[str, str, str], list[Phase]] = defaultdict(list)
         self.pool: dict[tuple[str, str], list[str]] = {}  # users warm at a server count, per host
         self.wedged: dict[str, str] = {}  # host label -> the phase where most of its turns failed
-        self.profile: dict[
-            str, Any
-        ] = {}  # orchestrator -> where ours' warm turns spent their CPU (--profile)
+        self.profile: dict[str, Any] = {}  # orchestrator -> where ours' warm turns spent their CPU
 
     async def phase(
         self, host: Host, key: tuple[str, str, str], users: list[str], servers: int, turns: int,
@@ -114,7 +109,7 @@ class Run:
         if host.label in self.wedged:  # its later phases would only wait for their timeouts
             print(f"  {name}: skipped (the host stopped answering in {self.wedged[host.label]})")
             return Phase()
-        think = self.args.think_ms / 1000 if key[2] in THINK_PHASES else 0.0
+        think = self.args.think_ms / 1000 if key[2] == "warm" else 0.0  # growth measures CPU per turn
         r = await run_phase(
             self.http, host, self.emu, users=users, servers=servers, turns_each=turns, concurrency=concurrency,
             think=think,
@@ -194,9 +189,7 @@ async def profile_phase(run: Run, hosts: Hosts) -> None:
         run.profile[o] = await profile(host, run.http, load, args.profiler)
 
 
-# The phases of a run, in order: each runs its turns through ``run.phase`` (which records them under
-# (orchestrator, side, name) for the report). A new phase is one more function here; the report prints any
-# phase it has no table for in "other phases" (scripts/bench/README.md).
+# The phases of a run, in order: each runs its turns through ``run.phase`` (scripts/bench/README.md).
 PHASES: list[Callable[[Run, Hosts], Awaitable[None]]] = [main_phase, growth_phase, profile_phase]
 
 
