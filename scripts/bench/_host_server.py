@@ -79,6 +79,10 @@ def floor_app(hosted: ModuleType, orchestrator: str, floor: Floor) -> tuple[Any,
     return app, adapter
 
 
+def _first(obj: Any, *names: str) -> Any:
+    return next((value for name in names if (value := getattr(obj, name, None)) is not None), None)
+
+
 def dump_tasks() -> None:
     """Every task of the running loop and where it waits: its coroutine and every coroutine it awaits,
     outermost first (``print_stack`` shows only the outermost frame of a suspended task)."""
@@ -86,19 +90,11 @@ def dump_tasks() -> None:
     for task in sorted(asyncio.all_tasks(), key=lambda t: t.get_name()):
         lines.append(f"Task {task.get_name()}")
         awaited: Any = task.get_coro()
-        for _ in range(60):
-            if awaited is None:
-                break
-            frame = next(
-                (f for a in ("cr_frame", "ag_frame", "gi_frame") if (f := getattr(awaited, a, None))), None
-            )
-            if frame is not None:
+        for _ in range(60):  # a chain's depth, bounded
+            if (frame := _first(awaited, "cr_frame", "ag_frame", "gi_frame")) is not None:
                 lines.append(f"  {frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}")
-            awaited = (
-                getattr(awaited, "cr_await", None)
-                or getattr(awaited, "ag_await", None)
-                or getattr(awaited, "gi_yieldfrom", None)
-            )
+            if (awaited := _first(awaited, "cr_await", "ag_await", "gi_yieldfrom")) is None:
+                break
     sys.stderr.write("\n".join([*lines, "=== end of tasks ===\n"]))
     sys.stderr.flush()
 

@@ -120,19 +120,8 @@ async def child_burst(url: str, n: int) -> None:
 async def checkout_burst(tree: Path, url: str, n: int) -> dict[str, float]:
     """CPU per send (s) of ours and of the floor, one burst each in a fresh process of checkout ``tree``."""
     uv = os.environ.get("UV") or shutil.which("uv") or "uv"  # ``uv run`` names itself in UV
-    command = [
-        uv,
-        "run",
-        "--frozen",
-        "--directory",
-        str(tree),
-        "python",
-        __file__,
-        "--child",
-        url,
-        "--sends",
-        str(n),
-    ]
+    python = [uv, "run", "--frozen", "--directory", str(tree), "python"]
+    command = [*python, __file__, f"--child={url}", f"--sends={n}"]
     out = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True)
     if out.returncode:
         sys.exit(f"{tree}: {out.stderr[-2000:]}")
@@ -174,21 +163,16 @@ async def layers(
 
         async def bounded(client: httpx.AsyncClient) -> bool:
             async with limit:
-                options: dict[str, Any] = {
-                    "headers": headers,
-                    "content": BODY,
-                    "timeout": deadline,
-                    "max_bytes": cap,
-                }
-                return (await request_bounded(client, "POST", url, **options)).is_success
+                response = await request_bounded(
+                    client, "POST", url, headers=headers, content=BODY, timeout=deadline, max_bytes=cap
+                )
+                return response.is_success
 
         async def send_loop() -> bool:
-            client, cfg, telemetry = (
-                service.http_client,
-                service.configuration,
-                SendTelemetry(read_turn(turn)),
+            cfg, telemetry = service.configuration, SendTelemetry(read_turn(turn))
+            sent = await send_chat_history_request(
+                service.http_client, url, BODY, headers, cfg, loop_slots, telemetry
             )
-            sent = await send_chat_history_request(client, url, BODY, headers, cfg, loop_slots, telemetry)
             return sent.succeeded
 
         runs: dict[str, Send] = {
@@ -269,15 +253,8 @@ async def main() -> None:
         for name, runs in per_tree.items():
             mine, floor = (median([r[k] for r in runs]) for k in ("ours", "floor"))
             ratio = median([r["ours"] / r["floor"] for r in runs])
-            rows.append(
-                [
-                    name,
-                    f"{mine * 1000:.3f} ms",
-                    f"{floor * 1000:.3f} ms",
-                    f"{ratio:.2f}",
-                    f"{this / mine:.2f}",
-                ]
-            )
+            mine_ms, floor_ms = f"{mine * 1000:.3f} ms", f"{floor * 1000:.3f} ms"
+            rows.append([name, mine_ms, floor_ms, f"{ratio:.2f}", f"{this / mine:.2f}"])
         table(
             rows, ["checkout", "ours: CPU per send", "floor: CPU per send", "ours / floor", "this / checkout"]
         )
