@@ -16,7 +16,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _forkserver import die_with_parent
 from _host_floor import Floor, langchain_turn, openai_turn
 from _host_models import OneToolLangChainModel, OneToolOpenAIModel, serve

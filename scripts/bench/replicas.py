@@ -25,10 +25,8 @@ from dataclasses import asdict, astuple, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import aiohttp
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _forkserver as forkserver
+import aiohttp
 from _common import ROOT, EmulatorProcess, emulator_process, ms, start, table
 from _host_load import percentile, post_turn
 
