@@ -76,7 +76,7 @@ def start(
     )
     helps = helps or {}
     for name, default in options.items():
-        shown = "" if isinstance(default, bool | list) else " (default: %(default)s)"
+        shown = "" if default is None or isinstance(default, bool | list) else " (default: %(default)s)"
         flag, described = "--" + name.replace("_", "-"), {"help": (helps.get(name, "") + shown).strip()}
         if isinstance(default, bool):
             parser.add_argument(flag, action="store_true", **described)

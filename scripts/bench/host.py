@@ -59,6 +59,10 @@ def new_users(n: int, tag: str) -> list[str]:
 
 
 HELPS = {
+    **{
+        size: f"--quick: {quick}, --full: {PROFILES['full'][size]}"
+        for size, quick in PROFILES["quick"].items()
+    },
     "quick": "the default sizes (~2-3 minutes on 2 cores)",
     "full": "the issue's sizes (200 conversations, 3 rounds)",
     "first_concurrency": "users whose first (unmeasured) turn runs at once: more overload the emulator's one event loop",
