@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -88,19 +87,6 @@ class Host:
         cut = new.rfind(b"\n") + 1  # whole lines only: a line being written is counted next time
         self._errors, self._read = self._errors + new[:cut].count(FAILED_TURN), self._read + cut
         return self._errors
-
-    async def dump_tasks(self) -> str:
-        """Its asyncio tasks and their await chains (its ``SIGUSR1`` handler writes them to its log)."""
-        mark = self.log.stat().st_size
-        os.kill(self.pid, signal.SIGUSR1)
-        for _ in range(50):
-            text = self.log.read_bytes()[mark:].decode(errors="replace")
-            if "=== end of tasks ===" in text:
-                return text[text.find("=== ") :]
-            await asyncio.sleep(0.1)
-        return (
-            "(no task dump: the host's event loop did not run its signal handler within 5 s: it is blocked)"
-        )
 
 
 async def start_host(

@@ -1,7 +1,6 @@
 """One host process (``_host_procs.start_host``): ``--mode ours`` is the hosted example (``examples/hosted_agent``)
 with the scripted model, its agent built once for every user; ``floor`` the same hosting with no SDK
 (``_host_floor.py``). ``--otel-endpoint``: SDK providers exporting OTLP/HTTP there, global or this SDK's only.
-``SIGUSR1`` writes its asyncio tasks and their await chains to stderr (its log).
 """
 
 from __future__ import annotations
@@ -10,7 +9,6 @@ import argparse
 import asyncio
 import importlib.util
 import logging
-import signal
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -78,26 +76,6 @@ def floor_app(hosted: ModuleType, orchestrator: str, floor: Floor) -> tuple[Any,
     return app, adapter
 
 
-def _first(obj: Any, *names: str) -> Any:
-    return next((value for name in names if (value := getattr(obj, name, None)) is not None), None)
-
-
-def dump_tasks() -> None:
-    """Every task of the running loop and where it waits: its coroutine and every coroutine it awaits,
-    outermost first (``print_stack`` shows only the outermost frame of a suspended task)."""
-    lines = [f"=== {len(asyncio.all_tasks())} asyncio tasks ==="]
-    for task in sorted(asyncio.all_tasks(), key=lambda t: t.get_name()):
-        lines.append(f"Task {task.get_name()}")
-        awaited: Any = task.get_coro()
-        for _ in range(60):  # a chain's depth, bounded
-            if (frame := _first(awaited, "cr_frame", "ag_frame", "gi_frame")) is not None:
-                lines.append(f"  {frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}")
-            if (awaited := _first(awaited, "cr_await", "ag_await", "gi_yieldfrom")) is None:
-                break
-    sys.stderr.write("\n".join([*lines, "=== end of tasks ===\n"]))
-    sys.stderr.flush()
-
-
 async def host(args: argparse.Namespace) -> None:
     from opentelemetry import metrics, trace
 
@@ -108,7 +86,6 @@ async def host(args: argparse.Namespace) -> None:
         configure_telemetry,
     )
 
-    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, dump_tasks)
     hosted = load_example()
     hosted.langchain_model, hosted.openai_model = OneToolLangChainModel, OneToolOpenAIModel
     providers, tracer = [], None
