@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import importlib.util
 import logging
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -109,6 +111,9 @@ async def host(args: argparse.Namespace) -> None:
             )
         web_app = hosted.create_web_app(app, adapter, anonymous=True)
         cprofile_routes(web_app)
+        if os.environ.get("BENCH_GC_FREEZE"):  # host.py --freeze: as the hosted example's main() does
+            gc.collect()
+            gc.freeze()
         try:
             await serve(web_app)
         finally:

@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import functools
 import itertools
+import os
 import re
 import subprocess
 import sys
@@ -73,6 +74,7 @@ HELPS = {
     "profile": "profile a warm phase of our hosts",
     "profiler": "auto: py-spy if installed",
     "json": "also write the figures as JSON",
+    "freeze": "ours and the floor freeze their start-up heap (gc.freeze), as the hosted example's main() does",
 }
 
 
@@ -81,10 +83,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = start(
         "A busy host (issue 26)", argv, quick=False, full=False, orchestrators="langchain,openai",
         **dict.fromkeys(PROFILES["quick"]), first_concurrency=8, think_ms=0.0, latency_ms=20.0, no_ms=False,
-        no_otel=False, no_sends=False, profile=False, profiler=("auto", "cprofile"), json=None, helps=HELPS,
+        no_otel=False, no_sends=False, profile=False, profiler=("auto", "cprofile"), json=None, freeze=False,
+        helps=HELPS,
     )  # fmt: skip
     if args.quick and args.full:
         raise SystemExit("host.py: --quick or --full, not both")
+    if args.freeze:  # read by the fork server and by each host (_host_server.py)
+        os.environ["BENCH_GC_FREEZE"] = "1"
     for key, value in PROFILES["full" if args.full else "quick"].items():
         setattr(args, key, value if getattr(args, key) is None else type(value)(getattr(args, key)))
     args.orchestrators = [o for o in args.orchestrators.split(",") if o]
