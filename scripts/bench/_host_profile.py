@@ -45,9 +45,9 @@ async def profile(
     spy = (shutil.which("py-spy") or (str(local) if local.exists() else None)) if how != "cprofile" else None
     out = Path(tempfile.mkstemp(prefix=f"profile-{host.label}-", suffix=".txt" if spy else ".pstats")[1])
     if spy:
-        flags = (
-            f"record --pid {host.pid} --duration 600 --rate 250 --format raw --nonblocking --full-filenames"
-        )
+        # --gil: samples of the thread holding the GIL only. Without it a thread waiting for the GIL (the loop's
+        # thread while a worker thread runs SQLite) is sampled as busy, in whatever frame it waits.
+        flags = f"record --pid {host.pid} --duration 600 --rate 250 --gil --format raw --nonblocking --full-filenames"
         command = [spy, *flags.split(), "--function", "-o", str(out)]
         recorder = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # noqa: ASYNC220
         await asyncio.sleep(1.0)  # py-spy attaches
