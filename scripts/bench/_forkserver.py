@@ -1,7 +1,7 @@
-"""A fork server ("zygote") for the benchmarks' Python processes (scripts/bench/README.md): the child's streams go
-over a Unix socket, a ``Popen`` of it waits on a pidfd, the zygote reaps it and reports its exit code. With
-``BENCH_GC_FREEZE=1`` (the tests) the zygote imports with the collector off and freezes its heap: a child's
-collections skip it (less CPU at toy size), so its CPU is no longer quite a fresh process's.
+"""A fork server ("zygote") for the benchmarks' Python processes (scripts/bench/README.md): the child's streams go over
+a Unix socket, a ``Popen`` of it waits on a pidfd, the zygote reaps it and reports its exit code. With
+``BENCH_GC_FREEZE=1`` (``host.py --freeze``, the tests) the zygote imports with the collector off and freezes its
+heap: a child's collections skip it (less CPU at toy size), so its CPU is no longer quite a fresh process's.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from _forkserver import die_with_parent
+from _forkserver import FREEZE, die_with_parent
 from _host_floor import Floor, langchain_turn, openai_turn
 from _host_models import OneToolLangChainModel, OneToolOpenAIModel, serve
 from _host_profile import cprofile_routes
@@ -111,7 +111,7 @@ async def host(args: argparse.Namespace) -> None:
             )
         web_app = hosted.create_web_app(app, adapter, anonymous=True)
         cprofile_routes(web_app)
-        if os.environ.get("BENCH_GC_FREEZE"):  # host.py --freeze: as the hosted example's main() does
+        if os.environ.get(FREEZE):  # host.py --freeze: as the hosted example's main() does
             gc.collect()
             gc.freeze()
         try:

@@ -24,6 +24,7 @@ from typing import Any
 
 import aiohttp
 from _common import BENCH_DIR, ROOT, EmulatorProcess, emulator_process, start
+from _forkserver import FREEZE
 from _host_load import Phase, merge, run_phase
 from _host_procs import Host, otlp_collector, running, start_host
 from _host_profile import profile
@@ -89,7 +90,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.quick and args.full:
         raise SystemExit("host.py: --quick or --full, not both")
     if args.freeze:  # read by the fork server and by each host (_host_server.py)
-        os.environ["BENCH_GC_FREEZE"] = "1"
+        os.environ[FREEZE] = "1"
     for key, value in PROFILES["full" if args.full else "quick"].items():
         setattr(args, key, value if getattr(args, key) is None else type(value)(getattr(args, key)))
     args.orchestrators = [o for o in args.orchestrators.split(",") if o]
