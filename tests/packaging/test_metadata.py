@@ -58,7 +58,9 @@ def test_built_metadata(dist: Path, folder: str) -> None:
     assert meta.get_all("License-File") == ["LICENSE"]
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     with tarfile.open(sdist) as archive:
-        assert f"{stem}-{project['version']}/LICENSE" in archive.getnames()
+        names_in_sdist = archive.getnames()
+    assert f"{stem}-{project['version']}/LICENSE" in names_in_sdist
+    assert f"{stem}-{project['version']}/CHANGELOG.md" in names_in_sdist  # uv_build's source-include
 
     urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL"))
     assert {"Homepage", "Source", "Changelog", "Issues"} <= set(urls)
