@@ -31,7 +31,7 @@ class Phase:
     rss_mib: float = 0.0
     connections: int = 0
     first_error: str = ""
-    records: list[tuple[float, bool]] = field(default_factory=list)  # each turn's start (now()) and success
+    records: list[tuple[float, float | None]] = field(default_factory=list)  # start, latency (None: failed)
     logged: list[float] = field(default_factory=list)  # when its log gained a failed turn (answered 2xx)
 
     @property
@@ -113,7 +113,7 @@ async def run_phase(
                 )  # fmt: skip
                 started = now()
                 latency, error = await post_turn(http, host.messages_url, activity, timeout)
-                phase.records.append((started, latency is not None))
+                phase.records.append((started, latency))
                 if latency is None:
                     phase.errors += 1
                     phase.first_error = phase.first_error or error
@@ -174,7 +174,9 @@ def windows(
     while start < during + after - 1e-9:
         stop = start + width
         label = "before" if stop <= 1e-9 else "during" if start < during - 1e-9 else "after"
-        mine = {s: [ok for at, ok in p.records if start <= at - t0 < stop] for s, p in sides.items()}
+        mine = {
+            s: [x is not None for at, x in p.records if start <= at - t0 < stop] for s, p in sides.items()
+        }
         logged = {s: sum(start <= at - t0 < stop for at in p.logged) for s, p in sides.items()}
         turns, failed = {s: len(m) for s, m in mine.items()}, {s: m.count(False) for s, m in mine.items()}
         out.append(Window(start, label, turns, failed, logged))

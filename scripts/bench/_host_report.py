@@ -123,6 +123,8 @@ def report(
     profile = {o: asdict(prof) for o, prof in run.profile.items()}
     figures.update(targets=targets, restated_targets=restated, otel_collector=otel_bytes, rtp=rtp)
     figures.update(wedged=run.wedged, profile=profile)
+    # Every turn's start (s) and latency (null: failed), per phase and round: where a tail comes from.
+    figures["turns"] = {"/".join(key): [r.records for r in rounds] for key, rounds in run.results.items()}
     if otel_bytes:
         print(f"OTLP collector received: {json.dumps(otel_bytes)}\n")
     for orchestrator, prof in run.profile.items():

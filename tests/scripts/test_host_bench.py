@@ -77,6 +77,11 @@ def test_host_benchmark_runs_every_phase_and_reports_every_target(tmp_path: Path
         else:
             assert state.split(" ")[0] in {"PASS", "MISS"}, (name, value, state)
 
+    # Every turn's start and latency, by phase and round: where a tail comes from (docs/performance.md).
+    [warm] = figures["turns"]["langchain/ours/warm"]
+    assert len(warm) == expected_turns["ours"]
+    assert all(latency > 0 for _, latency in warm)
+
     # Every turn's history reached threat protection with the tool's answer in it (the tool was called).
     assert figures["rtp"]["records"] == figures["rtp"]["turns"] > 0
     assert figures["rtp"]["with_answer"] == figures["rtp"]["records"]
