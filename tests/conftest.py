@@ -105,7 +105,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     installed go after the other slow ones: on a clean machine the background installs have had time.
     The short ones are spread: each module's tests evenly over their group, so that a module whose tests wait
     on real deadlines (the fault matrix, hostile servers) runs beside other modules' busy tests instead of
-    holding every worker idle at once (~15 core-seconds a run). Every worker sorts the same way."""
+    holding every worker idle at once (~15 core-seconds a run when they came one after another). Every worker
+    sorts the same way."""
 
     def group(item: pytest.Item) -> tuple[bool, bool, bool]:
         return (

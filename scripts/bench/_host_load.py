@@ -175,7 +175,7 @@ def windows(
         stop = start + width
         label = "before" if stop <= 1e-9 else "during" if start < during - 1e-9 else "after"
         mine = {
-            s: [x is not None for at, x in p.records if start <= at - t0 < stop] for s, p in sides.items()
+            s: [lat is not None for at, lat in p.records if start <= at - t0 < stop] for s, p in sides.items()
         }
         logged = {s: sum(start <= at - t0 < stop for at in p.logged) for s, p in sides.items()}
         turns, failed = {s: len(m) for s, m in mine.items()}, {s: m.count(False) for s, m in mine.items()}
