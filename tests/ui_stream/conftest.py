@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,30 +32,63 @@ def node_client(node: Node) -> Path:
     return ensure_npm(node, "ui_stream") / "parse.mjs"
 
 
+class _Client:
+    """One Node process running the real client for a whole test run (a process a stream cost ~0.5 s of CPU
+    each, mostly Node starting and loading ``ai``): a request a line, an answer a line, one at a time."""
+
+    def __init__(self, node: Node, script: Path) -> None:
+        self.node, self.script = node, script
+        self.process: subprocess.Popen[bytes] | None = None
+        self.lock = threading.Lock()
+
+    def ask(self, line: bytes) -> bytes:
+        with self.lock:
+            if self.process is None or self.process.poll() is not None:
+                self.process = subprocess.Popen(
+                    [self.node.node, str(self.script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    cwd=JS_DIR, env=self.node.env(),
+                )  # fmt: skip
+            assert self.process.stdin is not None
+            assert self.process.stdout is not None
+            self.process.stdin.write(line + b"\n")
+            self.process.stdin.flush()
+            return self.process.stdout.readline()
+
+    def kill(self) -> None:
+        if self.process is not None:
+            self.process.kill()  # a hung client: the next request starts another
+
+    def close(self) -> None:
+        if self.process is not None and self.process.stdin is not None:
+            self.process.stdin.close()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+            self.process.stdout.close()  # type: ignore[union-attr]
+
+
+@pytest.fixture(scope="session")
+def node_process(node: Node, node_client: Path) -> Iterator[_Client]:
+    client = _Client(node, node_client)
+    yield client
+    client.close()
+
+
 @pytest.fixture
-def validate(node: Node, node_client: Path) -> Validate:
+def validate(node_process: _Client) -> Validate:
     """``await validate({"name": sse_text})`` -> what the real client made of each stream."""
 
     async def run(scenarios: dict[str, str]) -> dict[str, Any]:
-        process = await asyncio.create_subprocess_exec(
-            node.node,
-            str(node_client),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=JS_DIR,
-            env=node.env(),
-        )
+        request = asyncio.to_thread(node_process.ask, json.dumps(scenarios).encode())
         try:
-            stdout, stderr = await asyncio.wait_for(
-                process.communicate(json.dumps(scenarios).encode()), timeout=NODE_TIMEOUT
-            )
+            answer = await asyncio.wait_for(request, timeout=NODE_TIMEOUT)
         except TimeoutError:
-            process.kill()
-            await process.wait()
+            node_process.kill()
             raise
-        assert process.returncode == 0, stderr.decode()
-        results: dict[str, Any] = json.loads(stdout)
+        assert answer, "the Node client exited (its stderr is the test run's)"
+        results: dict[str, Any] = json.loads(answer)
         for name, result in results.items():
             assert "fatal" not in result, f"{name}: {result.get('fatal')}"
         return results

@@ -1,6 +1,8 @@
 // Validates SSE produced by the Python SDK with the real AI SDK client code:
 // parseJsonEventStream + uiMessageChunkSchema (validation), then readUIMessageStream (client state machine).
-// stdin: {"<scenario>": "<sse text>", ...}; stdout: {"<scenario>": {validationErrors, streamErrors, ...}}.
+// One request a line on stdin: {"<scenario>": "<sse text>", ...}; one answer a line on stdout:
+// {"<scenario>": {validationErrors, streamErrors, ...}}. It runs until stdin closes (one process serves a test run).
+import { createInterface } from 'node:readline';
 import { parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema } from 'ai';
 
 function byteStream(text, pieceSize) {
@@ -59,16 +61,14 @@ async function validate(sse) {
   };
 }
 
-let input = '';
-process.stdin.setEncoding('utf8');
-for await (const piece of process.stdin) input += piece;
-const scenarios = JSON.parse(input);
-const results = {};
-for (const [name, sse] of Object.entries(scenarios)) {
-  try {
-    results[name] = await validate(sse);
-  } catch (error) {
-    results[name] = { fatal: String(error?.stack ?? error) };
+for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
+  const results = {};
+  for (const [name, sse] of Object.entries(JSON.parse(line))) {
+    try {
+      results[name] = await validate(sse);
+    } catch (error) {
+      results[name] = { fatal: String(error?.stack ?? error) };
+    }
   }
+  process.stdout.write(JSON.stringify(results) + '\n');
 }
-process.stdout.write(JSON.stringify(results));
