@@ -121,7 +121,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # A short test's place: its group, then how far it is through its module (module-scoped fixtures are then
     # set up again per test: the few there are load an example, ~1 ms).
     placed = sorted(
-        ((key[0], key[0][:2] == (True, True) and (n + 0.5) / len(tests), m, n), item)
+        ((key[0], (n + 0.5) / len(tests) if key[0][:2] == (True, True) else 0.0, m, n), item)
         for m, (key, tests) in enumerate(modules.items())
         for n, item in enumerate(tests)
     )

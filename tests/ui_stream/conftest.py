@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import subprocess
 import threading
@@ -44,6 +45,7 @@ class _Client:
     def ask(self, line: bytes) -> bytes:
         with self.lock:
             if self.process is None or self.process.poll() is not None:
+                self.close()  # a client that exited or was killed: its pipes closed, another started
                 self.process = subprocess.Popen(
                     [self.node.node, str(self.script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                     cwd=JS_DIR, env=self.node.env(),
@@ -59,14 +61,17 @@ class _Client:
             self.process.kill()  # a hung client: the next request starts another
 
     def close(self) -> None:
-        if self.process is not None and self.process.stdin is not None:
-            self.process.stdin.close()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-            self.process.stdout.close()  # type: ignore[union-attr]
+        process, self.process = self.process, None
+        if process is None:
+            return
+        with contextlib.suppress(OSError):  # its end of the pipe may be gone already
+            process.stdin.close()  # type: ignore[union-attr]
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        process.stdout.close()  # type: ignore[union-attr]
 
 
 @pytest.fixture(scope="session")
